@@ -1,0 +1,10 @@
+//! nvbare-core: the hardware-independent heart of the driver.
+//!
+//! Everything here is `no_std` + `alloc`. The core reaches hardware only through the
+//! narrow traits in [`hal`]; everything else is plain data logic over byte buffers.
+#![no_std]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+extern crate alloc;
+
+pub mod hal;

@@ -1,0 +1,1 @@
+//! nvbare-firmware-fetch: locate, download, verify and cache GSP-RM firmware.

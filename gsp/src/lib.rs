@@ -1,0 +1,7 @@
+//! nvbare-gsp: the GSP-RM 570.144 ABI and the RM API, as plain data.
+//!
+//! `no_std` + `alloc`; depends on nothing else of ours.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;

@@ -1,0 +1,26 @@
+use clap::{Parser, Subcommand};
+
+/// nvbare: a Rust driver for NVIDIA GPUs that needs no NVIDIA kernel module.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List NVIDIA PCI functions: address, device id, chip, bound driver, IOMMU group.
+    List,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::List => nvbare_host::pci::list(),
+    };
+    if let Err(e) = result {
+        eprintln!("nvbare: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,1 @@
+//! nvbare-sim: a simulated GPU behind the core's hardware traits (not yet built).

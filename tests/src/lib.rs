@@ -1,0 +1,1 @@
+//! nvbare-tests: end-to-end scenarios across crates.

@@ -5,3 +5,4 @@
 #![forbid(unsafe_code)]
 
 extern crate alloc;
+pub mod abi;

@@ -6,3 +6,5 @@
 
 extern crate alloc;
 pub mod abi;
+
+pub mod rm;

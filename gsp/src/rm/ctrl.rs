@@ -1,0 +1,1 @@
+//! Control commands (filled in next).

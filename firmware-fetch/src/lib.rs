@@ -1,1 +1,62 @@
-//! nvbare-firmware-fetch: locate, download, verify and cache GSP-RM firmware.
+//! nvbare-firmware-fetch: locate, download, verify and cache GSP-RM 570.144 firmware.
+//!
+//! Every file is checked against a SHA-256 compiled into this crate ([`PINNED_FILES`])
+//! before it is given its name in the cache, so the driver never feeds the GPU a byte that
+//! is not NVIDIA's signed release. Sources, in order: `--from`; the cache
+//! (`$XDG_CACHE_HOME/nvbare/firmware`); `/lib/firmware` (plain, `.zst`, `.xz`); Debian's
+//! `firmware-nvidia-graphics` package through `apt-get download` with a private sources list;
+//! upstream linux-firmware over HTTPS.
+//!
+//! ```no_run
+//! use nvbare_firmware_fetch::{fetch, Cache, FetchOptions, FirmwareChip, Progress, Source};
+//! let cache = Cache::new(Cache::default_root());
+//! let options = FetchOptions { sources: Source::defaults(&cache), cache, progress: Progress::new(true) };
+//! let report = fetch(&[FirmwareChip::Gh100], &options)?;
+//! println!("{}", report.summary());
+//! # Ok::<(), nvbare_firmware_fetch::FetchError>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod cache;
+mod chip;
+mod cli;
+pub mod digest;
+mod error;
+mod fetch;
+pub mod links;
+mod pinned;
+mod progress;
+pub mod source;
+
+pub use cache::{Cache, CacheState, StoreOutcome};
+pub use chip::{known_chip_names, parse_chip_selection, FirmwareChip};
+pub use cli::{run, FetchArgs, FirmwareCommand};
+pub use error::FetchError;
+pub use fetch::{fetch, wanted_files, FetchOptions, FetchReport, Origin};
+pub use pinned::{files_in_dir, PinnedFile, FIRMWARE_VERSION, PINNED_FILES};
+pub use progress::Progress;
+pub use source::Source;
+
+/// Reads a cached firmware file and verifies it again, for a loader about to hand it to
+/// the GPU: the bytes returned are exactly the pinned ones.
+pub fn read_verified(cache: &Cache, file: &PinnedFile) -> Result<Vec<u8>, FetchError> {
+    let path = cache.path_of(file);
+    let bytes = std::fs::read(&path).map_err(|e| FetchError::NotFound {
+        missing: vec![file.path.to_owned()],
+        tried: vec![(path.display().to_string(), e.to_string())],
+    })?;
+    let measured = digest::measure(&mut bytes.as_slice()).map_err(|e| FetchError::Cache {
+        dir: cache.root().to_owned(),
+        error: e,
+    })?;
+    if measured.sha256 != file.sha256 || measured.size != file.size {
+        return Err(FetchError::HashMismatch {
+            file: file.path.to_owned(),
+            source: path.display().to_string(),
+            expected: file.sha256_hex(),
+            actual: digest::to_hex(&measured.sha256),
+            actual_size: measured.size,
+        });
+    }
+    Ok(bytes)
+}

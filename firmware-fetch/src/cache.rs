@@ -1,0 +1,258 @@
+//! The verified firmware cache: a linux-firmware-shaped tree (`<root>/nvidia/<chip>/gsp/...`)
+//! holding only files whose SHA-256 matched the pinned value. Files enter it by writing a
+//! temporary file next to their destination, verifying it, and renaming it into place, so a
+//! crash or a bad source never leaves a half-written or unverified file under the real name.
+
+use crate::digest::{self, Measured};
+use crate::PinnedFile;
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where verified firmware lives.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    root: PathBuf,
+}
+
+/// What the cache holds for one pinned file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheState {
+    /// Present and its bytes hash to the pinned value.
+    Valid,
+    /// Not present.
+    Missing,
+    /// Present but altered: these are the bytes found.
+    Altered(Measured),
+}
+
+/// The result of offering bytes for a pinned file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreOutcome {
+    /// Verified and renamed into place.
+    Stored,
+    /// Not the pinned bytes; the temporary copy was deleted.
+    Mismatch(Measured),
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary file that is deleted unless it was renamed into place.
+struct TempFile {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl TempFile {
+    fn beside(dest: &Path) -> TempFile {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = dest.file_name().and_then(|n| n.to_str()).unwrap_or("firmware");
+        let path = dest.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()));
+        TempFile { path, keep: false }
+    }
+
+    fn rename_to(mut self, dest: &Path) -> io::Result<()> {
+        fs::rename(&self.path, dest)?;
+        self.keep = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+impl Cache {
+    /// A cache rooted at `root` (created on first store).
+    pub fn new(root: impl Into<PathBuf>) -> Cache {
+        Cache { root: root.into() }
+    }
+
+    /// `$XDG_CACHE_HOME/nvbare/firmware`, else `$HOME/.cache/nvbare/firmware`.
+    pub fn default_root() -> PathBuf {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .unwrap_or_else(|| PathBuf::from(".cache"));
+        base.join("nvbare").join("firmware")
+    }
+
+    /// The cache's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where `file` lives in the cache.
+    pub fn path_of(&self, file: &PinnedFile) -> PathBuf {
+        self.root.join(file.path)
+    }
+
+    /// Hashes the cached copy of `file`, if any.
+    pub fn check(&self, file: &PinnedFile) -> io::Result<CacheState> {
+        let mut f = match File::open(self.path_of(file)) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CacheState::Missing),
+            Err(e) => return Err(e),
+        };
+        let measured = digest::measure(&mut f)?;
+        Ok(if measured.sha256 == file.sha256 && measured.size == file.size {
+            CacheState::Valid
+        } else {
+            CacheState::Altered(measured)
+        })
+    }
+
+    /// Removes the cached copy of `file` (used for an altered one).
+    pub fn remove(&self, file: &PinnedFile) -> io::Result<()> {
+        match fs::remove_file(self.path_of(file)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn prepare_dir(&self, dest: &Path) -> io::Result<()> {
+        match dest.parent() {
+            Some(dir) => fs::create_dir_all(dir),
+            None => Ok(()),
+        }
+    }
+
+    /// Streams `reader` into a temporary file, and renames it to `file`'s place only when
+    /// its size and SHA-256 equal the pinned ones. Reads at most one byte more than the
+    /// pinned size.
+    pub fn store(&self, file: &PinnedFile, reader: &mut dyn Read) -> io::Result<StoreOutcome> {
+        let dest = self.path_of(file);
+        self.prepare_dir(&dest)?;
+        let temp = TempFile::beside(&dest);
+        let mut out = File::create(&temp.path)?;
+        let measured = digest::copy_hashing(reader, &mut out, file.size + 1)?;
+        if measured.size != file.size || measured.sha256 != file.sha256 {
+            return Ok(StoreOutcome::Mismatch(measured));
+        }
+        out.sync_all()?;
+        drop(out);
+        temp.rename_to(&dest)?;
+        Ok(StoreOutcome::Stored)
+    }
+
+    /// Installs `file` from `existing`, a file already verified to hold its bytes (another
+    /// cached file with the same hash, or a staged extract): a hard link where the file
+    /// system allows it, else a copy; either way through a temporary name and a rename.
+    pub fn install_verified(&self, file: &PinnedFile, existing: &Path) -> io::Result<()> {
+        let dest = self.path_of(file);
+        if dest == existing {
+            return Ok(());
+        }
+        self.prepare_dir(&dest)?;
+        let temp = TempFile::beside(&dest);
+        if fs::hard_link(existing, &temp.path).is_err() {
+            fs::copy(existing, &temp.path)?;
+        }
+        temp.rename_to(&dest)
+    }
+
+    /// A private directory for extracts that are not verified yet; deleted when dropped.
+    pub fn staging_dir(&self) -> io::Result<StagingDir> {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = self
+            .root
+            .join(format!(".staging-{}-{n}", std::process::id()));
+        fs::create_dir_all(&path)?;
+        Ok(StagingDir { path })
+    }
+}
+
+/// A directory removed with everything in it when dropped.
+#[derive(Debug)]
+pub struct StagingDir {
+    path: PathBuf,
+}
+
+impl StagingDir {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for StagingDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    fn pinned_for(bytes: &[u8]) -> PinnedFile {
+        PinnedFile {
+            path: "nvidia/test/gsp/x-570.144.bin",
+            size: bytes.len() as u64,
+            sha256: Sha256::digest(bytes).into(),
+        }
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn store_keeps_only_verified_bytes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path());
+        let file = pinned_for(b"firmware bytes");
+        assert_eq!(cache.check(&file).unwrap(), CacheState::Missing);
+
+        let out = cache.store(&file, &mut &b"firmware bytez"[..]).unwrap();
+        assert!(matches!(out, StoreOutcome::Mismatch(m) if m.size == 14));
+        let dir = cache.path_of(&file).parent().unwrap().to_owned();
+        assert!(entries(&dir).is_empty(), "no temp file may remain");
+
+        let out = cache.store(&file, &mut &b"firmware bytes and more"[..]).unwrap();
+        assert!(matches!(out, StoreOutcome::Mismatch(m) if m.size == 15));
+        assert!(entries(&dir).is_empty());
+
+        assert_eq!(
+            cache.store(&file, &mut &b"firmware bytes"[..]).unwrap(),
+            StoreOutcome::Stored
+        );
+        assert_eq!(entries(&dir), ["x-570.144.bin"]);
+        assert_eq!(cache.check(&file).unwrap(), CacheState::Valid);
+    }
+
+    #[test]
+    fn one_flipped_byte_is_seen_as_altered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path());
+        let file = pinned_for(b"0123456789");
+        cache.store(&file, &mut &b"0123456789"[..]).unwrap();
+        let path = cache.path_of(&file);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[4] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        assert!(matches!(cache.check(&file).unwrap(), CacheState::Altered(m) if m.size == 10));
+    }
+
+    #[test]
+    fn staging_dir_disappears_on_drop() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path());
+        let staging = cache.staging_dir().unwrap();
+        let p = staging.path().to_owned();
+        fs::write(p.join("a"), b"x").unwrap();
+        drop(staging);
+        assert!(!p.exists());
+    }
+}

@@ -1,0 +1,208 @@
+//! Getting a chip's firmware into the cache: the cache first, then each source in order,
+//! every file verified against its pinned SHA-256 before it gets its name.
+
+use crate::cache::{Cache, CacheState};
+use crate::chip::FirmwareChip;
+use crate::digest::{to_hex, Measured};
+use crate::progress::Progress;
+use crate::source::Source;
+use crate::{FetchError, PinnedFile};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Where to look and where to keep.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    pub cache: Cache,
+    /// Tried in order for files the cache lacks.
+    pub sources: Vec<Source>,
+    pub progress: Progress,
+}
+
+/// Where a file of the result came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Cache,
+    Source(String),
+}
+
+/// What a successful fetch did.
+#[derive(Debug, Clone)]
+pub struct FetchReport {
+    pub chips: Vec<FirmwareChip>,
+    /// Every wanted file, now verified in the cache, and where it came from.
+    pub files: Vec<(&'static PinnedFile, Origin)>,
+    /// Cached files whose bytes had changed; they were removed and fetched again.
+    pub replaced: Vec<(&'static PinnedFile, Measured)>,
+    pub cache_root: std::path::PathBuf,
+    pub elapsed: Duration,
+}
+
+impl FetchReport {
+    /// The one-line summary printed at the end.
+    pub fn summary(&self) -> String {
+        let chips: Vec<&str> = self.chips.iter().map(|c| c.dir_name()).collect();
+        let bytes: u64 = self.files.iter().map(|(f, _)| f.size).sum();
+        let mut by_origin: Vec<(String, usize)> = Vec::new();
+        for (_, origin) in &self.files {
+            let name = match origin {
+                Origin::Cache => "cache".to_owned(),
+                Origin::Source(s) => s.clone(),
+            };
+            match by_origin.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, count)) => *count += 1,
+                None => by_origin.push((name, 1)),
+            }
+        }
+        let origins: Vec<String> = by_origin
+            .iter()
+            .map(|(n, c)| format!("{c} from {n}"))
+            .collect();
+        let replaced = if self.replaced.is_empty() {
+            String::new()
+        } else {
+            format!(", {} altered cached file(s) replaced", self.replaced.len())
+        };
+        format!(
+            "firmware {} for {}: {} files, {:.1} MB verified ({}{}) in {:.2} s; cache {}",
+            crate::FIRMWARE_VERSION,
+            chips.join(" "),
+            self.files.len(),
+            bytes as f64 / 1e6,
+            origins.join(", "),
+            replaced,
+            self.elapsed.as_secs_f64(),
+            self.cache_root.display()
+        )
+    }
+}
+
+/// The pinned files of `chips`, each path once.
+pub fn wanted_files(chips: &[FirmwareChip]) -> Vec<&'static PinnedFile> {
+    let mut files: Vec<&'static PinnedFile> = Vec::new();
+    for chip in chips {
+        for f in chip.pinned_files() {
+            if !files.iter().any(|g| g.path == f.path) {
+                files.push(f);
+            }
+        }
+    }
+    files
+}
+
+/// Makes sure every pinned file of `chips` is verified in the cache.
+pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchReport, FetchError> {
+    let start = Instant::now();
+    let cache = &options.cache;
+    let progress = &options.progress;
+    let cache_error = |error: std::io::Error| FetchError::Cache {
+        dir: cache.root().to_owned(),
+        error,
+    };
+    std::fs::create_dir_all(cache.root()).map_err(cache_error)?;
+
+    let wanted = wanted_files(chips);
+    let mut origin: HashMap<&'static str, Origin> = HashMap::new();
+    let mut replaced = Vec::new();
+    let mut valid_by_hash: HashMap<[u8; 32], &'static PinnedFile> = HashMap::new();
+    let mut missing: Vec<&'static PinnedFile> = Vec::new();
+    for &file in &wanted {
+        match cache.check(file).map_err(cache_error)? {
+            CacheState::Valid => {
+                origin.insert(file.path, Origin::Cache);
+                valid_by_hash.insert(file.sha256, file);
+            }
+            CacheState::Altered(m) => {
+                progress.note(&format!(
+                    "cached {} was altered (sha256 {}, {} bytes; expected {}): removing it and fetching it again",
+                    file.path,
+                    to_hex(&m.sha256),
+                    m.size,
+                    file.sha256_hex()
+                ));
+                cache.remove(file).map_err(cache_error)?;
+                replaced.push((file, m));
+                missing.push(file);
+            }
+            CacheState::Missing => missing.push(file),
+        }
+    }
+    // Same bytes under another chip's name (ad102's gsp is ga102's): link, do not fetch.
+    missing.retain(|&file| match valid_by_hash.get(&file.sha256) {
+        Some(have) if cache.install_verified(file, &cache.path_of(have)).is_ok() => {
+            origin.insert(file.path, Origin::Cache);
+            false
+        }
+        _ => true,
+    });
+
+    let mut tried: Vec<(String, String)> = Vec::new();
+    let mut mismatches: Vec<(&'static PinnedFile, String, Measured)> = Vec::new();
+    for source in &options.sources {
+        if missing.is_empty() {
+            break;
+        }
+        let name = source.describe();
+        match source.supply(&missing, cache, progress) {
+            Err(reason) => tried.push((name, reason)),
+            Ok(supplied) => {
+                for (file, m) in &supplied.mismatched {
+                    progress.note(&format!(
+                        "{} from {name} does not match the pinned hash (sha256 {}, expected {}): not kept",
+                        file.path,
+                        to_hex(&m.sha256),
+                        file.sha256_hex()
+                    ));
+                    mismatches.push((file, name.clone(), *m));
+                }
+                for file in &supplied.stored {
+                    origin.insert(file.path, Origin::Source(name.clone()));
+                }
+                missing.retain(|f| !supplied.stored.iter().any(|s| s.path == f.path));
+                let reason = if supplied.stored.is_empty() {
+                    "has none of the missing files".to_owned()
+                } else if missing.is_empty() {
+                    "ok".to_owned()
+                } else {
+                    format!("has {} of them", supplied.stored.len())
+                };
+                if !supplied.mismatched.is_empty() {
+                    tried.push((name, format!("{reason}; {} with wrong bytes", supplied.mismatched.len())));
+                } else {
+                    tried.push((name, reason));
+                }
+            }
+        }
+    }
+
+    if !missing.is_empty() {
+        // With a single source the mismatch is the whole story: report it precisely.
+        if options.sources.len() == 1 {
+            if let Some((file, source, m)) = mismatches.into_iter().find(|(f, _, _)| missing.contains(f)) {
+                return Err(FetchError::HashMismatch {
+                    file: file.path.to_owned(),
+                    source,
+                    expected: file.sha256_hex(),
+                    actual: to_hex(&m.sha256),
+                    actual_size: m.size,
+                });
+            }
+        }
+        return Err(FetchError::NotFound {
+            missing: missing.iter().map(|f| f.path.to_owned()).collect(),
+            tried,
+        });
+    }
+
+    let files = wanted
+        .iter()
+        .map(|f| (*f, origin.get(f.path).cloned().unwrap_or(Origin::Cache)))
+        .collect();
+    Ok(FetchReport {
+        chips: chips.to_vec(),
+        files,
+        replaced,
+        cache_root: cache.root().to_owned(),
+        elapsed: start.elapsed(),
+    })
+}

@@ -1,0 +1,105 @@
+//! Debian's package through `apt-get download`, with a private sources list, lists and
+//! cache directory, so the system's apt configuration is never touched.
+
+use super::Supplied;
+use crate::cache::Cache;
+use crate::progress::Progress;
+use crate::PinnedFile;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The package that carries the GSP firmware in Debian.
+pub const PACKAGE: &str = "firmware-nvidia-graphics";
+
+/// Keyring Debian's archive is signed with (package `debian-archive-keyring`).
+const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
+
+/// Suites that carry 570.144 (trixie-backports, and sid as a fallback).
+const SUITES: &[&str] = &["trixie-backports", "sid"];
+
+/// Debian's mirror; `NVBARE_DEBIAN_MIRROR` overrides it.
+const DEFAULT_MIRROR: &str = "http://deb.debian.org/debian";
+
+#[derive(Debug, Clone)]
+pub struct AptSource {
+    /// Private state: sources list, lists, archives.
+    work_dir: PathBuf,
+}
+
+impl AptSource {
+    pub fn new(work_dir: PathBuf) -> AptSource {
+        AptSource { work_dir }
+    }
+
+    fn options(&self) -> Vec<String> {
+        let w = &self.work_dir;
+        vec![
+            format!("-oDir::Etc::SourceList={}", w.join("sources.list").display()),
+            "-oDir::Etc::SourceParts=/nonexistent".into(),
+            format!("-oDir::State::Lists={}", w.join("lists").display()),
+            format!("-oDir::Cache={}", w.join("cache").display()),
+            "-oAPT::Get::List-Cleanup=0".into(),
+            "-qq".into(),
+        ]
+    }
+
+    fn run_apt(&self, args: &[&str], cwd: &Path) -> Result<(), String> {
+        let output = Command::new("apt-get")
+            .args(self.options())
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .map_err(|e| format!("cannot run apt-get: {e}"))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr
+            .lines()
+            .rfind(|l| l.starts_with("E:"))
+            .or_else(|| stderr.lines().last())
+            .unwrap_or("no message");
+        Err(format!("apt-get {} failed: {}", args[0], last.trim()))
+    }
+
+    /// Downloads the package into a private directory and unpacks what is wanted.
+    pub(super) fn supply(
+        &self,
+        wanted: &[&'static PinnedFile],
+        cache: &Cache,
+        progress: &Progress,
+    ) -> Result<Supplied, String> {
+        if !Path::new(KEYRING).exists() {
+            return Err(format!("not a Debian system ({KEYRING} missing)"));
+        }
+        let mirror = std::env::var("NVBARE_DEBIAN_MIRROR").unwrap_or_else(|_| DEFAULT_MIRROR.into());
+        let download = self.work_dir.join("download");
+        for dir in [
+            self.work_dir.join("lists/partial"),
+            self.work_dir.join("cache/archives/partial"),
+            download.clone(),
+        ] {
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let sources: String = SUITES
+            .iter()
+            .map(|s| format!("deb [signed-by={KEYRING}] {mirror} {s} non-free-firmware\n"))
+            .collect();
+        std::fs::write(self.work_dir.join("sources.list"), sources)
+            .map_err(|e| format!("cannot write private sources list: {e}"))?;
+
+        progress.note(&format!("apt-get update (private lists in {})", self.work_dir.display()));
+        self.run_apt(&["update"], &self.work_dir)?;
+        progress.note(&format!("apt-get download {PACKAGE}"));
+        self.run_apt(&["download", PACKAGE], &download)?;
+        let deb = std::fs::read_dir(&download)
+            .map_err(|e| e.to_string())?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|x| x == "deb"))
+            .ok_or("apt-get download produced no .deb")?;
+        let result = super::supply_from_deb(&deb, wanted, cache, progress);
+        // The package is large and every file we need is now verified in the cache.
+        let _ = std::fs::remove_file(&deb);
+        result
+    }
+}

@@ -1,0 +1,129 @@
+//! Debian's `firmware-nvidia-graphics` package, unpacked in Rust: the `ar` archive's
+//! `data.tar.xz` member is decompressed and read as a stream, in one pass; only the files
+//! that can be wanted ones are written (to a staging directory), and the package's links
+//! (`gh100/gsp/gsp-570.144.bin -> ../../ga102/gsp/gsp-570.144.bin`, whole-directory links)
+//! are followed once the whole archive has been seen.
+
+use super::Supplied;
+use crate::cache::Cache;
+use crate::digest::{self, Measured};
+use crate::links::{strip_firmware_root, LinkTable};
+use crate::progress::Progress;
+use crate::PinnedFile;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// A regular file of the package's firmware tree, as seen while streaming.
+struct SeenFile {
+    measured: Measured,
+    /// Where its bytes were staged, when its size was one we wanted.
+    staged: Option<PathBuf>,
+}
+
+pub fn supply_from_deb(
+    deb: &Path,
+    wanted: &[&'static PinnedFile],
+    cache: &Cache,
+    progress: &Progress,
+) -> Result<Supplied, String> {
+    let file = File::open(deb).map_err(|e| format!("cannot open: {e}"))?;
+    let mut archive = ar::Archive::new(BufReader::new(file));
+    while let Some(entry) = archive.next_entry() {
+        let entry = entry.map_err(|e| format!("not a Debian package (ar): {e}"))?;
+        let name = String::from_utf8_lossy(entry.header().identifier()).into_owned();
+        if !name.starts_with("data.tar") {
+            continue;
+        }
+        let size = entry.header().size();
+        let bar = progress.bytes(size, format!("unpacking {name}"));
+        let compressed = BufReader::new(bar.wrap_read(entry));
+        let tar_stream: Box<dyn Read + '_> = match name.as_str() {
+            "data.tar.xz" => Box::new(lzma_rust2::XzReader::new(compressed, true)),
+            "data.tar.zst" => Box::new(
+                ruzstd::decoding::StreamingDecoder::new(compressed)
+                    .map_err(|e| format!("{name}: {e}"))?,
+            ),
+            "data.tar" => Box::new(compressed),
+            other => return Err(format!("unsupported package member {other}")),
+        };
+        let result = extract_wanted(tar_stream, wanted, cache).map_err(|e| format!("{name}: {e}"));
+        bar.finish_and_clear();
+        return result;
+    }
+    Err("no data.tar member: not a Debian binary package".into())
+}
+
+fn extract_wanted(
+    tar_stream: Box<dyn Read + '_>,
+    wanted: &[&'static PinnedFile],
+    cache: &Cache,
+) -> io::Result<Supplied> {
+    let wanted_sizes: HashSet<u64> = wanted.iter().map(|f| f.size).collect();
+    let staging = cache.staging_dir()?;
+    let mut links = LinkTable::new();
+    let mut seen: HashMap<String, SeenFile> = HashMap::new();
+
+    let mut archive = tar::Archive::new(tar_stream);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        let raw_path = entry.path()?.to_string_lossy().into_owned();
+        let Some(path) = strip_firmware_root(&raw_path).map(str::to_owned) else {
+            continue;
+        };
+        if !path.starts_with("nvidia/") {
+            continue;
+        }
+        let kind = entry.header().entry_type();
+        if kind.is_symlink() || kind.is_hard_link() {
+            let Some(target) = entry.link_name()? else {
+                continue;
+            };
+            let target = target.to_string_lossy().into_owned();
+            if kind.is_hard_link() {
+                // Hard-link names are archive paths, not relative to the link.
+                links.insert(&path, &format!("/{}", target.trim_start_matches("./")));
+            } else {
+                links.insert(&path, &target);
+            }
+        } else if kind.is_file() && path.contains("/gsp/") {
+            let size = entry.size();
+            let seen_file = if wanted_sizes.contains(&size) {
+                let staged = staging.path().join(format!("{}", seen.len()));
+                let mut out = File::create(&staged)?;
+                let measured = digest::copy_hashing(&mut entry, &mut out, size)?;
+                SeenFile {
+                    measured,
+                    staged: Some(staged),
+                }
+            } else {
+                SeenFile {
+                    measured: digest::measure(&mut entry)?,
+                    staged: None,
+                }
+            };
+            seen.insert(path, seen_file);
+        }
+    }
+
+    let mut supplied = Supplied::default();
+    for &file in wanted {
+        let Some(real) = links.resolve(file.path) else {
+            continue;
+        };
+        let Some(seen_file) = seen.get(&real) else {
+            continue;
+        };
+        let m = seen_file.measured;
+        match &seen_file.staged {
+            Some(staged) if m.sha256 == file.sha256 && m.size == file.size => {
+                cache.install_verified(file, staged)?;
+                supplied.stored.push(file);
+            }
+            _ => supplied.mismatched.push((file, m)),
+        }
+    }
+    drop(staging);
+    Ok(supplied)
+}

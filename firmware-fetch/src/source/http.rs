@@ -1,0 +1,81 @@
+//! A linux-firmware tree over HTTP(S): upstream's git web "plain" view, a mirror, or a
+//! local server. The git tree stores no symlinks, so links come from `<base>/WHENCE`.
+
+use super::Supplied;
+use crate::cache::{Cache, StoreOutcome};
+use crate::links::LinkTable;
+use crate::progress::Progress;
+use crate::PinnedFile;
+use std::collections::HashMap;
+use std::io::Read;
+use std::time::Duration;
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_connect(Some(Duration::from_secs(15)))
+        .timeout_per_read(Some(Duration::from_secs(60)))
+        .build()
+        .into()
+}
+
+/// `Ok(None)` for 404; `Err` for anything that says the server is not usable.
+fn get(agent: &ureq::Agent, url: &str) -> Result<Option<ureq::http::Response<ureq::Body>>, String> {
+    match agent.get(url).call() {
+        Ok(resp) => Ok(Some(resp)),
+        Err(ureq::Error::StatusCode(404)) => Ok(None),
+        Err(e) => Err(format!("{url}: {e}")),
+    }
+}
+
+pub(super) fn supply_from_http(
+    base: &str,
+    wanted: &[&'static PinnedFile],
+    cache: &Cache,
+    progress: &Progress,
+) -> Result<Supplied, String> {
+    let agent = agent();
+    // WHENCE is optional (a plain directory served over HTTP has real files at every path),
+    // but failing to reach the server at all makes the source unusable.
+    let links = match get(&agent, &format!("{base}/WHENCE"))? {
+        Some(resp) => {
+            let mut text = String::new();
+            resp.into_body()
+                .into_reader()
+                .take(16 << 20)
+                .read_to_string(&mut text)
+                .map_err(|e| format!("{base}/WHENCE: {e}"))?;
+            LinkTable::from_whence(&text)
+        }
+        None => LinkTable::new(),
+    };
+
+    let mut supplied = Supplied::default();
+    // Files with the same bytes (gsp-570.144.bin of five chips) are downloaded once.
+    let mut stored_by_hash: HashMap<[u8; 32], &'static PinnedFile> = HashMap::new();
+    for &file in wanted {
+        if let Some(done) = stored_by_hash.get(&file.sha256) {
+            if cache.install_verified(file, &cache.path_of(done)).is_ok() {
+                supplied.stored.push(file);
+                continue;
+            }
+        }
+        let remote = links.resolve(file.path).unwrap_or_else(|| file.path.to_owned());
+        let url = format!("{base}/{remote}");
+        let Some(resp) = get(&agent, &url)? else {
+            continue;
+        };
+        let body = resp.into_body();
+        let bar = progress.bytes(body.content_length().unwrap_or(0), format!("GET {}", file.path));
+        let mut reader = bar.wrap_read(body.into_reader());
+        let outcome = cache.store(file, &mut reader);
+        bar.finish_and_clear();
+        match outcome.map_err(|e| format!("{url}: {e}"))? {
+            StoreOutcome::Stored => {
+                stored_by_hash.insert(file.sha256, file);
+                supplied.stored.push(file);
+            }
+            StoreOutcome::Mismatch(m) => supplied.mismatched.push((file, m)),
+        }
+    }
+    Ok(supplied)
+}

@@ -1,0 +1,108 @@
+//! Where firmware comes from. Each source is asked for the files still missing and stores
+//! the ones it has into the cache, where they are verified before they get their name.
+
+mod apt;
+mod deb;
+mod dir;
+mod http;
+
+pub use apt::AptSource;
+pub use deb::supply_from_deb;
+pub use dir::open_maybe_compressed;
+
+use crate::cache::Cache;
+use crate::digest::Measured;
+use crate::progress::Progress;
+use crate::PinnedFile;
+use std::path::PathBuf;
+
+/// Upstream linux-firmware, for machines with internet.
+pub const UPSTREAM_URL: &str =
+    "https://git.kernel.org/pub/scm/linux/kernel/git/firmware/linux-firmware.git/plain";
+
+/// The directory distributions install firmware into.
+pub const SYSTEM_FIRMWARE_DIR: &str = "/lib/firmware";
+
+/// One place firmware can come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A firmware tree on disk (`/lib/firmware`, a linux-firmware checkout, an unpacked
+    /// package); files may be plain, `.zst` or `.xz`.
+    Dir(PathBuf),
+    /// A `firmware-nvidia-graphics` Debian package file.
+    Deb(PathBuf),
+    /// Debian's package, downloaded with `apt-get download` through a private sources list.
+    Apt(AptSource),
+    /// A linux-firmware tree over HTTP(S): `<base>/nvidia/<chip>/gsp/<file>`, links from
+    /// `<base>/WHENCE`.
+    Http(String),
+}
+
+/// What one source did for the files asked of it.
+#[derive(Debug, Default)]
+pub struct Supplied {
+    /// Verified and now in the cache.
+    pub stored: Vec<&'static PinnedFile>,
+    /// Offered with the wrong bytes; nothing was kept.
+    pub mismatched: Vec<(&'static PinnedFile, Measured)>,
+}
+
+impl Source {
+    /// Parses `--from`: an `http://` or `https://` URL, a `.deb` file, or a directory.
+    pub fn from_argument(arg: &str) -> Result<Source, crate::FetchError> {
+        let unusable = |reason: &str| crate::FetchError::UnusableSource {
+            source: arg.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if arg.starts_with("http://") || arg.starts_with("https://") {
+            return Ok(Source::Http(arg.trim_end_matches('/').to_owned()));
+        }
+        if arg.contains("://") {
+            return Err(unusable("only http:// and https:// URLs are supported"));
+        }
+        let path = PathBuf::from(arg);
+        match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(unusable("no such file or directory"))
+            }
+            Err(e) => Err(unusable(&e.to_string())),
+            Ok(m) if m.is_dir() => Ok(Source::Dir(path)),
+            Ok(_) if arg.ends_with(".deb") => Ok(Source::Deb(path)),
+            Ok(_) => Err(unusable("not a directory and not a .deb file")),
+        }
+    }
+
+    /// The sources tried when `--from` is not given, after the cache.
+    pub fn defaults(cache: &Cache) -> Vec<Source> {
+        vec![
+            Source::Dir(PathBuf::from(SYSTEM_FIRMWARE_DIR)),
+            Source::Apt(AptSource::new(cache.root().join(".apt"))),
+            Source::Http(UPSTREAM_URL.to_owned()),
+        ]
+    }
+
+    /// A short name for messages and the summary.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Dir(p) => p.display().to_string(),
+            Source::Deb(p) => p.display().to_string(),
+            Source::Apt(_) => "Debian package firmware-nvidia-graphics (apt-get download)".into(),
+            Source::Http(url) => url.clone(),
+        }
+    }
+
+    /// Asks this source for `wanted`. `Err` says why the source could not be used at all.
+    pub fn supply(
+        &self,
+        wanted: &[&'static PinnedFile],
+        cache: &Cache,
+        progress: &Progress,
+    ) -> Result<Supplied, String> {
+        match self {
+            Source::Dir(root) => dir::supply_from_dir(root, wanted, cache, progress),
+            Source::Deb(path) => deb::supply_from_deb(path, wanted, cache, progress),
+            Source::Apt(apt) => apt.supply(wanted, cache, progress),
+            Source::Http(base) => http::supply_from_http(base, wanted, cache, progress),
+        }
+    }
+}

@@ -20,11 +20,12 @@ pub const RPC_HEADER_VERSION: u32 =
 
 /// Mirrors `rpc_message_header_v03_00` (`rpc_message_header_v`),
 /// `src/nvidia/generated/g_rpc-message-header.h`. The union `u` (`spare`/`cpuRmGfid`)
-/// is a single `u32`. The RPC payload (`rpc_message_data[]`) follows it.
+/// is a single `u32`. The RPC payload (`rpc_message_data[]`) follows it. Aligned to 8
+/// like the C type, whose trailing `rpc_generic_union[]` holds `NvU64`s.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
 )]
-#[repr(C)]
+#[repr(C, align(8))]
 pub struct RpcMessageHeader {
     /// `header_version`: see [`RPC_HEADER_VERSION`].
     pub header_version: u32,
@@ -97,7 +98,7 @@ pub struct RpcGspRmControl {
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
 )]
-#[repr(C)]
+#[repr(C, align(8))]
 pub struct PteDesc {
     /// The bitfield word `idr:2 | reserved1:14 | length:16`.
     pub bits: u32,

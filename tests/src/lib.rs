@@ -1,1 +1,2 @@
 //! nvbare-tests: end-to-end scenarios across crates.
+pub mod layout;

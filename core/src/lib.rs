@@ -8,3 +8,10 @@
 extern crate alloc;
 
 pub mod hal;
+pub mod compute;
+pub mod copy;
+pub mod gpfifo;
+pub mod push;
+pub mod qmd;
+pub mod sem;
+pub mod shared;

@@ -1,0 +1,213 @@
+//! A channel as the submission code sees it: a [`GpFifo`], the GPU-visible memory its
+//! pushbuffer segments are copied into, the engine classes bound to its subchannels, and a
+//! progress semaphore that tells which segments the front end has consumed.
+//!
+//! Every submission appends a host semaphore release (without wait-for-idle) of its sequence
+//! number to the progress semaphore. The front end performs that release once it has read
+//! and dispatched everything before it, so segment memory up to that sequence number can be
+//! reused; GPGet alone would not prove this, because the front end prefetches entries.
+
+use super::{ChannelState, GpEntry, GpFifo, GpFifoError};
+use crate::hal::{Bar0, Clock};
+use crate::push::{PushBuffer, PushError, Subchannel};
+use crate::sem::{HostRelease, Semaphore, host_release};
+use crate::shared::SharedMem;
+use alloc::collections::VecDeque;
+
+/// Words the progress release adds to every submission.
+const PROGRESS_WORDS: usize = 6;
+
+/// What one submission became.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubmitTicket {
+    /// Sequence number, from 1; the progress semaphore reaches it when host consumed it.
+    pub seq: u64,
+    /// The GPFIFO slot used.
+    pub slot: u32,
+    /// GPU VA of the segment.
+    pub va: u64,
+    /// Segment length in words (including the progress release).
+    pub words: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    seq: u64,
+    start: usize,
+    end: usize,
+}
+
+/// GPFIFO + pushbuffer memory + subchannel bindings + progress tracking.
+#[derive(Debug)]
+pub struct Channel {
+    fifo: GpFifo,
+    pb: SharedMem,
+    progress: Semaphore,
+    head: usize,
+    in_flight: VecDeque<InFlight>,
+    next_seq: u64,
+    bindings: [Option<u32>; 8],
+}
+
+impl Channel {
+    /// A channel over `fifo`, copying segments into `pushbuffer` and tracking progress in
+    /// `progress` (whose payload is reset to 0 here).
+    pub fn new(fifo: GpFifo, pushbuffer: SharedMem, progress: Semaphore) -> Self {
+        progress.signal_from_cpu(0);
+        Self {
+            fifo,
+            pb: pushbuffer,
+            progress,
+            head: 0,
+            in_flight: VecDeque::new(),
+            next_seq: 1,
+            bindings: [None; 8],
+        }
+    }
+
+    /// The underlying GPFIFO.
+    pub fn fifo(&self) -> &GpFifo {
+        &self.fifo
+    }
+
+    /// The channel's identity and GPGet/GPPut now.
+    pub fn state(&self) -> ChannelState {
+        self.fifo.state()
+    }
+
+    /// The progress semaphore.
+    pub fn progress(&self) -> &Semaphore {
+        &self.progress
+    }
+
+    /// Appends `SET_OBJECT(class)` on `subchannel` to `pb` and records the binding.
+    pub fn bind(
+        &mut self,
+        pb: &mut PushBuffer,
+        subchannel: Subchannel,
+        class: u32,
+    ) -> Result<(), PushError> {
+        pb.set_object(subchannel, class)?;
+        self.bindings[subchannel.index() as usize] = Some(class);
+        Ok(())
+    }
+
+    /// The class bound to `subchannel`, if any.
+    pub fn binding(&self, subchannel: Subchannel) -> Option<u32> {
+        self.bindings[subchannel.index() as usize]
+    }
+
+    fn reclaim(&mut self) {
+        let done = self.progress.value();
+        while self.in_flight.front().is_some_and(|s| s.seq <= done) {
+            self.in_flight.pop_front();
+        }
+        if self.in_flight.is_empty() {
+            self.head = 0;
+        }
+    }
+
+    /// Where `bytes` fit now, if anywhere: the offset to copy them to.
+    fn place(&self, bytes: usize) -> Option<usize> {
+        let cap = self.pb.len();
+        let Some(oldest) = self.in_flight.front() else {
+            return (bytes <= cap).then_some(0);
+        };
+        let tail = oldest.start;
+        if self.head >= tail {
+            // Free: [head, cap) and [0, tail).
+            if self.head + bytes <= cap {
+                Some(self.head)
+            } else if bytes < tail {
+                Some(0)
+            } else {
+                None
+            }
+        } else if self.head + bytes < tail {
+            Some(self.head)
+        } else {
+            None
+        }
+    }
+
+    /// Copies `push` (plus a progress release) into pushbuffer memory, writes a GPFIFO entry,
+    /// publishes GPPut and rings the doorbell. Waits up to `timeout_ns` for pushbuffer space
+    /// and a free GPFIFO slot.
+    pub fn submit(
+        &mut self,
+        usermode: &impl Bar0,
+        clock: &impl Clock,
+        timeout_ns: u64,
+        push: &PushBuffer,
+    ) -> Result<SubmitTicket, GpFifoError> {
+        let seq = self.next_seq;
+        let mut tail = PushBuffer::with_capacity(PROGRESS_WORDS);
+        host_release(
+            &mut tail,
+            self.progress.gpu_va(),
+            seq,
+            HostRelease::ON_FETCH,
+        )
+        .map_err(|_| GpFifoError::BadSegmentAddress(self.progress.gpu_va()))?;
+        let words = push.len() + tail.len();
+        let bytes = words * 4;
+        if bytes > self.pb.len() {
+            return Err(GpFifoError::SegmentTooLarge {
+                bytes,
+                capacity: self.pb.len(),
+            });
+        }
+        let entry = GpEntry::new(self.pb.gpu_va(), words as u32);
+        entry.encode().map(|_| ())?;
+
+        let start = clock.now_ns();
+        let at = loop {
+            self.reclaim();
+            if let Some(at) = self.place(bytes) {
+                break at;
+            }
+            if clock.now_ns().saturating_sub(start) >= timeout_ns {
+                return Err(GpFifoError::Timeout(self.fifo.state()));
+            }
+            core::hint::spin_loop();
+        };
+        let spent = clock.now_ns().saturating_sub(start);
+        self.fifo
+            .wait_for_slots(clock, timeout_ns.saturating_sub(spent), 1)?;
+
+        self.pb.write_words(at, push.words())?;
+        self.pb.write_words(at + push.byte_len(), tail.words())?;
+        let entry = GpEntry::new(self.pb.gpu_va() + at as u64, words as u32);
+        let slot = self.fifo.push_entry(entry)?;
+        self.fifo.kick(usermode)?;
+
+        self.in_flight.push_back(InFlight {
+            seq,
+            start: at,
+            end: at + bytes,
+        });
+        self.head = at + bytes;
+        self.next_seq += 1;
+        Ok(SubmitTicket {
+            seq,
+            slot,
+            va: entry.va,
+            words: words as u32,
+        })
+    }
+
+    /// Waits until the front end consumed submission `seq` (the progress semaphore reached it).
+    pub fn wait_consumed(
+        &self,
+        seq: u64,
+        clock: &impl Clock,
+        timeout_ns: u64,
+    ) -> Result<(), crate::sem::SemaphoreError> {
+        self.progress.wait(seq, clock, timeout_ns, &self.fifo)
+    }
+
+    /// Bytes of pushbuffer memory held by submissions not yet consumed.
+    pub fn bytes_in_flight(&self) -> usize {
+        self.in_flight.iter().map(|s| s.end - s.start).sum()
+    }
+}

@@ -1,0 +1,392 @@
+//! The GPFIFO: a ring of 8-byte entries, each pointing at a pushbuffer segment by GPU virtual
+//! address, plus the USERD control block whose `GPPut` the host advances and whose `GPGet` the
+//! GPU advances as it fetches entries. After writing `GPPut` the host rings the doorbell: a
+//! 32-bit write of the channel's work-submit token to the usermode region (`NV_USERMODE`,
+//! class C661 on Hopper; BAR0 0xBB0000 on a VFIO-owned GPU), offset 0x90.
+//!
+//! Entry format (`NVC86F_GP_ENTRY*`): word 0 bits 31:2 hold VA bits 31:2 (bit 0 `FETCH`);
+//! word 1 bits 7:0 hold VA bits 39:32, bit 9 `LEVEL`, bits 30:10 the length in 32-bit words,
+//! bit 31 `SYNC`.
+
+pub mod channel;
+
+use crate::hal::{Bar0, Clock};
+use crate::shared::{SharedMem, SharedMemError};
+use core::fmt;
+use core::sync::atomic::{Ordering, fence};
+
+pub use channel::{Channel, SubmitTicket};
+
+/// Size of one GPFIFO entry in bytes (`NVC86F_GP_ENTRY__SIZE`).
+pub const GP_ENTRY_SIZE: usize = 8;
+/// Byte offset of `GPGet` in USERD (`HopperAControlGPFifo.GPGet`, clc86f.h).
+pub const USERD_GP_GET: usize = 0x88;
+/// Byte offset of `GPPut` in USERD (`HopperAControlGPFifo.GPPut`, clc86f.h).
+pub const USERD_GP_PUT: usize = 0x8c;
+/// Size of the USERD control block (`HopperAControlGPFifo`: 0x90 + 0x5c words).
+pub const USERD_SIZE: usize = 0x200;
+/// Offset of the doorbell (`NV_USERMODE_NOTIFY_CHANNEL_PENDING`) in the usermode region.
+pub const USERMODE_DOORBELL: u32 = 0x90;
+/// Where the usermode region sits in BAR0 on Ampere..Blackwell (VFIO path).
+pub const BAR0_USERMODE_BASE: u32 = 0x00bb_0000;
+/// Largest pushbuffer segment one entry can describe, in 32-bit words (21-bit length).
+pub const MAX_SEGMENT_WORDS: u32 = (1 << 21) - 1;
+/// One past the highest GPU VA an entry can point at (40 bits).
+pub const MAX_SEGMENT_VA: u64 = 1 << 40;
+
+/// How the front end treats a segment (`GP_ENTRY1_LEVEL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentLevel {
+    /// `LEVEL_MAIN` (0).
+    Main,
+    /// `LEVEL_SUBROUTINE` (1); what tinygrad's driver uses for every segment.
+    Subroutine,
+}
+
+/// A decoded or to-be-encoded GPFIFO entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpEntry {
+    /// GPU VA of the segment (4-byte aligned, below 2^40).
+    pub va: u64,
+    /// Length in 32-bit words (1 to 2^21 - 1).
+    pub words: u32,
+    /// `LEVEL` bit.
+    pub level: SegmentLevel,
+    /// `SYNC_WAIT`: wait for the previous segment's methods to finish before fetching.
+    pub sync_wait: bool,
+}
+
+impl GpEntry {
+    /// A subroutine-level, non-syncing entry for `words` words at `va` (as tinygrad submits).
+    pub fn new(va: u64, words: u32) -> Self {
+        Self {
+            va,
+            words,
+            level: SegmentLevel::Subroutine,
+            sync_wait: false,
+        }
+    }
+
+    /// The 64-bit entry (word 0 in the low half), or why it cannot be encoded.
+    pub fn encode(&self) -> Result<u64, GpFifoError> {
+        if self.va % 4 != 0 || self.va >= MAX_SEGMENT_VA {
+            return Err(GpFifoError::BadSegmentAddress(self.va));
+        }
+        if self.words == 0 || self.words > MAX_SEGMENT_WORDS {
+            return Err(GpFifoError::BadSegmentLength(self.words));
+        }
+        let w0 = (self.va as u32) & !3;
+        let w1 = ((self.va >> 32) as u32 & 0xff)
+            | ((self.level == SegmentLevel::Subroutine) as u32) << 9
+            | self.words << 10
+            | (self.sync_wait as u32) << 31;
+        Ok(w0 as u64 | (w1 as u64) << 32)
+    }
+
+    /// Decodes an entry; `None` for control entries (length 0, e.g. NOP/CRC opcodes).
+    pub fn decode(raw: u64) -> Option<Self> {
+        let w0 = raw as u32;
+        let w1 = (raw >> 32) as u32;
+        let words = (w1 >> 10) & MAX_SEGMENT_WORDS;
+        if words == 0 {
+            return None;
+        }
+        Some(Self {
+            va: (w0 & !3) as u64 | ((w1 & 0xff) as u64) << 32,
+            words,
+            level: if w1 & (1 << 9) != 0 {
+                SegmentLevel::Subroutine
+            } else {
+                SegmentLevel::Main
+            },
+            sync_wait: w1 >> 31 != 0,
+        })
+    }
+}
+
+/// What went wrong with a GPFIFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpFifoError {
+    /// Segment VA not 4-byte aligned or not below 2^40.
+    BadSegmentAddress(u64),
+    /// Segment length 0 or above 2^21 - 1 words.
+    BadSegmentLength(u32),
+    /// Ring memory smaller than `entries * 8`, fewer than 2 entries, or USERD smaller than 0x90.
+    BadRing {
+        /// Entries asked for.
+        entries: u32,
+        /// Ring bytes given.
+        ring_bytes: usize,
+        /// USERD bytes given.
+        userd_bytes: usize,
+    },
+    /// Every slot holds an entry the GPU has not fetched yet.
+    Full(ChannelState),
+    /// The GPU made no progress before the deadline.
+    Timeout(ChannelState),
+    /// USERD reported a `GPGet` outside the ring: the channel is broken or USERD is wrong.
+    CorruptGpGet(ChannelState),
+    /// A pushbuffer segment does not fit the channel's pushbuffer memory.
+    SegmentTooLarge {
+        /// Bytes needed.
+        bytes: usize,
+        /// Pushbuffer memory in bytes.
+        capacity: usize,
+    },
+    /// Shared-memory access failed.
+    Memory(SharedMemError),
+}
+
+impl From<SharedMemError> for GpFifoError {
+    fn from(e: SharedMemError) -> Self {
+        Self::Memory(e)
+    }
+}
+
+/// A channel's identity and ring pointers, reported with every stall.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelState {
+    /// The channel's label (e.g. "compute", "copy").
+    pub channel: &'static str,
+    /// Its work-submit token (runlist << 16 | channel id on GH100).
+    pub token: u32,
+    /// `GPGet` as last read from USERD.
+    pub gp_get: u32,
+    /// `GPPut` as last written by the host.
+    pub gp_put: u32,
+    /// Ring size in entries.
+    pub entries: u32,
+}
+
+impl fmt::Display for ChannelState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "channel {} (token {:#x}) GPGet {} GPPut {} of {} entries",
+            self.channel, self.token, self.gp_get, self.gp_put, self.entries
+        )
+    }
+}
+
+impl fmt::Display for GpFifoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadSegmentAddress(va) => write!(
+                f,
+                "pushbuffer segment at {va:#x} is not 4-byte aligned below 2^40; place pushbuffers in low, aligned GPU VA"
+            ),
+            Self::BadSegmentLength(n) => write!(
+                f,
+                "pushbuffer segment of {n} words cannot be described (1..={MAX_SEGMENT_WORDS}); split it"
+            ),
+            Self::BadRing {
+                entries,
+                ring_bytes,
+                userd_bytes,
+            } => write!(
+                f,
+                "GPFIFO of {entries} entries needs >= 2 entries, {} ring bytes (got {ring_bytes}) and {USERD_SIZE:#x} USERD bytes (got {userd_bytes:#x}); allocate them",
+                *entries as usize * GP_ENTRY_SIZE
+            ),
+            Self::Full(s) => write!(f, "GPFIFO full: {s}; wait for the GPU or use a larger ring"),
+            Self::Timeout(s) => write!(
+                f,
+                "GPU made no progress: {s}; the channel is stalled (check for MMU faults or an unsatisfied semaphore acquire)"
+            ),
+            Self::CorruptGpGet(s) => write!(
+                f,
+                "USERD GPGet out of range: {s}; the USERD mapping is wrong or the channel was torn down"
+            ),
+            Self::SegmentTooLarge { bytes, capacity } => write!(
+                f,
+                "pushbuffer segment of {bytes} bytes does not fit {capacity} bytes of pushbuffer memory; allocate more or submit in parts"
+            ),
+            Self::Memory(e) => write!(f, "GPFIFO memory: {e}"),
+        }
+    }
+}
+
+/// A GPFIFO ring with its USERD, and the work-submit token that starts it.
+#[derive(Debug)]
+pub struct GpFifo {
+    label: &'static str,
+    ring: SharedMem,
+    userd: SharedMem,
+    entries: u32,
+    put: u32,
+    submitted: u64,
+    token: u32,
+    doorbell: u32,
+}
+
+impl GpFifo {
+    /// A GPFIFO over `ring` (`entries` * 8 bytes) and `userd` (the channel's USERD page),
+    /// rung with `token` at byte offset `doorbell` of the usermode writer
+    /// ([`USERMODE_DOORBELL`] on a mapping of the usermode object,
+    /// [`BAR0_USERMODE_BASE`] + [`USERMODE_DOORBELL`] on BAR0).
+    ///
+    /// The channel must be freshly created (GPGet = GPPut = 0); `GPPut` is written 0 here.
+    pub fn new(
+        label: &'static str,
+        ring: SharedMem,
+        userd: SharedMem,
+        entries: u32,
+        token: u32,
+        doorbell: u32,
+    ) -> Result<Self, GpFifoError> {
+        if entries < 2
+            || ring.len() < entries as usize * GP_ENTRY_SIZE
+            || userd.len() < USERD_GP_PUT + 4
+        {
+            return Err(GpFifoError::BadRing {
+                entries,
+                ring_bytes: ring.len(),
+                userd_bytes: userd.len(),
+            });
+        }
+        Ok(Self {
+            label,
+            ring,
+            userd,
+            entries,
+            put: 0,
+            submitted: 0,
+            token,
+            doorbell,
+        })
+    }
+
+    /// The label given at creation.
+    pub fn label(&self) -> &'static str {
+        self.label
+    }
+
+    /// The work-submit token.
+    pub fn token(&self) -> u32 {
+        self.token
+    }
+
+    /// Ring size in entries.
+    pub fn entries(&self) -> u32 {
+        self.entries
+    }
+
+    /// The next slot the host writes (= `GPPut` after the last kick).
+    pub fn gp_put(&self) -> u32 {
+        self.put
+    }
+
+    /// Entries submitted since creation.
+    pub fn submitted(&self) -> u64 {
+        self.submitted
+    }
+
+    /// `GPGet` read (volatile) from USERD.
+    pub fn gp_get(&self) -> Result<u32, GpFifoError> {
+        let get = self.userd.read_u32(USERD_GP_GET)?;
+        if get >= self.entries {
+            return Err(GpFifoError::CorruptGpGet(self.state_with(get)));
+        }
+        Ok(get)
+    }
+
+    fn state_with(&self, gp_get: u32) -> ChannelState {
+        ChannelState {
+            channel: self.label,
+            token: self.token,
+            gp_get,
+            gp_put: self.put,
+            entries: self.entries,
+        }
+    }
+
+    /// The channel's identity and pointers now (GPGet read from USERD, unchecked).
+    pub fn state(&self) -> ChannelState {
+        let get = self.userd.read_u32(USERD_GP_GET).unwrap_or(u32::MAX);
+        self.state_with(get)
+    }
+
+    /// Entries written but not yet fetched by the GPU.
+    pub fn pending(&self) -> Result<u32, GpFifoError> {
+        let get = self.gp_get()?;
+        Ok((self.put + self.entries - get) % self.entries)
+    }
+
+    /// Entries fetched by the GPU since creation.
+    pub fn completed(&self) -> Result<u64, GpFifoError> {
+        Ok(self.submitted - self.pending()? as u64)
+    }
+
+    /// Slots free for new entries (one slot always stays empty so full != empty).
+    pub fn free_slots(&self) -> Result<u32, GpFifoError> {
+        Ok(self.entries - 1 - self.pending()?)
+    }
+
+    /// Writes `entry` into the next slot without publishing it. Fails with
+    /// [`GpFifoError::Full`] when no slot is free.
+    pub fn push_entry(&mut self, entry: GpEntry) -> Result<u32, GpFifoError> {
+        let raw = entry.encode()?;
+        if self.free_slots()? == 0 {
+            return Err(GpFifoError::Full(self.state()));
+        }
+        let slot = self.put;
+        self.ring.write_u64(slot as usize * GP_ENTRY_SIZE, raw)?;
+        self.put = (self.put + 1) % self.entries;
+        self.submitted += 1;
+        Ok(slot)
+    }
+
+    /// Publishes the written entries: stores `GPPut` to USERD, then rings the doorbell.
+    pub fn kick(&self, usermode: &impl Bar0) -> Result<(), GpFifoError> {
+        // Entries must be globally visible before GPPut, and GPPut before the doorbell; a full
+        // fence also drains write-combining buffers on x86.
+        fence(Ordering::SeqCst);
+        self.userd.write_u32(USERD_GP_PUT, self.put)?;
+        fence(Ordering::SeqCst);
+        usermode.write32(self.doorbell, self.token);
+        Ok(())
+    }
+
+    /// Pushes one entry and kicks, waiting up to `timeout_ns` for a free slot.
+    pub fn submit(
+        &mut self,
+        usermode: &impl Bar0,
+        clock: &impl Clock,
+        timeout_ns: u64,
+        entry: GpEntry,
+    ) -> Result<u32, GpFifoError> {
+        entry.encode()?;
+        self.wait_for_slots(clock, timeout_ns, 1)?;
+        let slot = self.push_entry(entry)?;
+        self.kick(usermode)?;
+        Ok(slot)
+    }
+
+    /// Waits until at least `n` slots are free.
+    pub fn wait_for_slots(
+        &self,
+        clock: &impl Clock,
+        timeout_ns: u64,
+        n: u32,
+    ) -> Result<(), GpFifoError> {
+        let start = clock.now_ns();
+        loop {
+            if self.free_slots()? >= n {
+                return Ok(());
+            }
+            if clock.now_ns().saturating_sub(start) >= timeout_ns {
+                return Err(GpFifoError::Timeout(self.state()));
+            }
+            clock.delay_ns(1_000);
+        }
+    }
+
+    /// Waits until the GPU has fetched every entry (GPGet == GPPut). This says the front end
+    /// read the entries, not that the work finished: wait on a semaphore for that.
+    pub fn wait_fetched(&self, clock: &impl Clock, timeout_ns: u64) -> Result<(), GpFifoError> {
+        self.wait_for_slots(clock, timeout_ns, self.entries - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests;

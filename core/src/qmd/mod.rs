@@ -1,0 +1,578 @@
+//! Queue Meta Data (QMD): the in-memory descriptor of one compute grid that the compute
+//! engine's scheduler reads when `SEND_PCAS_A` points it there.
+//!
+//! Three layouts: version 3 (Ampere, Ada; 256 bytes), 4 (Hopper; 384 bytes) and 5 (Blackwell;
+//! 384 bytes). Each is a table of typed [`QmdField`]s in [`v3`], [`v4`], [`v5`] whose
+//! positions `core/tests/submit_qmd_fields.rs` checks against NVIDIA's `cl*qmd.h` headers.
+//! [`Qmd::build`] fills any of them from one version-independent [`QmdParams`].
+
+pub mod field;
+pub mod v3;
+pub mod v4;
+pub mod v5;
+
+use alloc::vec::Vec;
+use core::fmt;
+pub use field::{QmdArray, QmdField};
+
+/// Largest QMD in words.
+pub const MAX_QMD_WORDS: usize = 96;
+/// QMDs are read at 256-byte aligned addresses (`SEND_PCAS_A` takes the address >> 8).
+pub const QMD_ALIGN: u64 = 256;
+
+/// A QMD layout version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum QmdVersion {
+    /// 03_00: AMPERE_COMPUTE_A/B (0xc6c0, 0xc7c0), ADA_COMPUTE_A (0xc9c0).
+    V3,
+    /// 04_00: HOPPER_COMPUTE_A (0xcbc0).
+    V4,
+    /// 05_00: BLACKWELL_COMPUTE_A/B (0xcdc0, 0xcec0).
+    V5,
+}
+
+impl QmdVersion {
+    /// The version a compute class uses, or `None` for classes this crate does not drive.
+    pub fn for_compute_class(class: u32) -> Option<Self> {
+        match class {
+            0xc6c0 | 0xc7c0 | 0xc9c0 => Some(Self::V3),
+            0xcbc0 => Some(Self::V4),
+            0xcdc0 | 0xcec0 => Some(Self::V5),
+            _ => None,
+        }
+    }
+
+    /// Size in bytes.
+    pub const fn size_bytes(self) -> usize {
+        match self {
+            Self::V3 => 256,
+            Self::V4 | Self::V5 => 384,
+        }
+    }
+
+    /// The field table.
+    pub fn layout(self) -> &'static Layout {
+        match self {
+            Self::V3 => &v3::LAYOUT,
+            Self::V4 => &v4::LAYOUT,
+            Self::V5 => &v5::LAYOUT,
+        }
+    }
+
+    /// The major version number written into `QMD_MAJOR_VERSION`.
+    pub const fn major(self) -> u64 {
+        match self {
+            Self::V3 => 3,
+            Self::V4 => 4,
+            Self::V5 => 5,
+        }
+    }
+}
+
+/// Fields of one release semaphore slot.
+#[derive(Clone, Copy, Debug)]
+pub struct ReleaseFields {
+    /// `RELEASE*_ENABLE`.
+    pub enable: QmdField,
+    /// `RELEASE*_STRUCTURE_SIZE` (0 four words: payload + timestamp).
+    pub structure_size: QmdField,
+    /// `RELEASE*_MEMBAR_TYPE` (1 `FE_SYSMEMBAR`).
+    pub membar_type: QmdField,
+    /// `RELEASE*_PAYLOAD64B`.
+    pub payload64b: QmdField,
+    /// Address bits 31:0.
+    pub addr_lower: QmdField,
+    /// Address bits above 32.
+    pub addr_upper: QmdField,
+    /// Payload bits 31:0.
+    pub payload_lower: QmdField,
+    /// Payload bits 63:32.
+    pub payload_upper: QmdField,
+}
+
+/// Fields that chain a dependent QMD (launched when this one completes).
+#[derive(Clone, Copy, Debug)]
+pub struct DependentFields {
+    /// `DEPENDENT_QMD0_POINTER`: the next QMD's address >> 8.
+    pub pointer_shifted8: QmdField,
+    /// `DEPENDENT_QMD*_ENABLE`.
+    pub enable: QmdField,
+    /// `DEPENDENT_QMD*_ACTION` (1 `QMD_SCHEDULE`).
+    pub action: QmdField,
+    /// `DEPENDENT_QMD*_PREFETCH`.
+    pub prefetch: QmdField,
+}
+
+/// Where each field a launch needs lives in one QMD version.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    /// Which version this is.
+    pub version: QmdVersion,
+    /// `QMD_MAJOR_VERSION`.
+    pub major_version: QmdField,
+    /// `QMD_VERSION` / `QMD_MINOR_VERSION`.
+    pub minor_version: QmdField,
+    /// `QMD_TYPE` (v4, v5), set to `GRID_CTA`.
+    pub qmd_type: Option<QmdField>,
+    /// `QMD_GROUP_ID`.
+    pub qmd_group_id: QmdField,
+    /// `SM_GLOBAL_CACHING_ENABLE` (v3 only).
+    pub sm_global_caching_enable: Option<QmdField>,
+    /// `API_VISIBLE_CALL_LIMIT`.
+    pub api_visible_call_limit: QmdField,
+    /// `SAMPLER_INDEX`.
+    pub sampler_index: QmdField,
+    /// `INVALIDATE_{TEXTURE_HEADER,TEXTURE_SAMPLER,TEXTURE_DATA,SHADER_DATA,INSTRUCTION,SHADER_CONSTANT}_CACHE`.
+    pub invalidate_caches: [QmdField; 6],
+    /// `CWD_MEMBAR_TYPE`.
+    pub cwd_membar_type: QmdField,
+    /// Grid size in CTAs, x/y/z.
+    pub grid: [QmdField; 3],
+    /// CTA size in threads, x/y/z.
+    pub block: [QmdField; 3],
+    /// Registers per thread.
+    pub register_count: QmdField,
+    /// Named barriers.
+    pub barrier_count: QmdField,
+    /// Program address bits 31:0 (after `program_shift`).
+    pub program_lower: QmdField,
+    /// Program address upper bits (after `program_shift`).
+    pub program_upper: QmdField,
+    /// Right shift applied to the program address (4 on v5).
+    pub program_shift: u32,
+    /// Instruction prefetch address >> 8, low 32 bits.
+    pub prefetch_lower_shifted8: QmdField,
+    /// Instruction prefetch address >> 8, upper bits.
+    pub prefetch_upper_shifted8: QmdField,
+    /// Instruction prefetch size in 256-byte units.
+    pub prefetch_size: QmdField,
+    /// `SASS_VERSION`.
+    pub sass_version: QmdField,
+    /// Shared memory per CTA (bytes >> `shared_memory_shift`).
+    pub shared_memory_size: QmdField,
+    /// Shift of `shared_memory_size` (7 on v5).
+    pub shared_memory_shift: u32,
+    /// Smallest SM shared-memory carveout (KiB / 4 + 1).
+    pub min_sm_config_shared: QmdField,
+    /// Largest SM shared-memory carveout (KiB / 4 + 1).
+    pub max_sm_config_shared: QmdField,
+    /// Preferred SM shared-memory carveout (KiB / 4 + 1).
+    pub target_sm_config_shared: QmdField,
+    /// Local memory per thread, low window (bytes >> `local_memory_shift`).
+    pub local_memory_low: QmdField,
+    /// Local memory per thread, high window (what nvcc's stack uses).
+    pub local_memory_high: QmdField,
+    /// Shift of the local memory sizes (4 on v5).
+    pub local_memory_shift: u32,
+    /// Constant buffer address, low 32 bits (after `cbuf_addr_shift`).
+    pub cbuf_addr_lower: QmdArray,
+    /// Constant buffer address, upper bits.
+    pub cbuf_addr_upper: QmdArray,
+    /// Shift of constant buffer addresses (6 on v4, v5).
+    pub cbuf_addr_shift: u32,
+    /// Constant buffer size >> 4.
+    pub cbuf_size_shifted4: QmdArray,
+    /// Constant buffer valid bit.
+    pub cbuf_valid: QmdArray,
+    /// Invalidate the constant cache for the buffer before the grid.
+    pub cbuf_invalidate: QmdArray,
+    /// Release semaphore slots.
+    pub releases: &'static [ReleaseFields],
+    /// Chaining.
+    pub dependent: DependentFields,
+}
+
+impl Layout {
+    /// Every field this layout names (array families expanded), for checks against headers.
+    pub fn fields(&self) -> Vec<QmdField> {
+        let mut v = Vec::new();
+        v.extend([self.major_version, self.minor_version, self.qmd_group_id]);
+        v.extend(self.qmd_type);
+        v.extend(self.sm_global_caching_enable);
+        v.extend([
+            self.api_visible_call_limit,
+            self.sampler_index,
+            self.cwd_membar_type,
+        ]);
+        v.extend(self.invalidate_caches);
+        v.extend(self.grid);
+        v.extend(self.block);
+        v.extend([
+            self.register_count,
+            self.barrier_count,
+            self.program_lower,
+            self.program_upper,
+            self.prefetch_lower_shifted8,
+            self.prefetch_upper_shifted8,
+            self.prefetch_size,
+            self.sass_version,
+            self.shared_memory_size,
+            self.min_sm_config_shared,
+            self.max_sm_config_shared,
+            self.target_sm_config_shared,
+            self.local_memory_low,
+            self.local_memory_high,
+        ]);
+        for a in [
+            self.cbuf_addr_lower,
+            self.cbuf_addr_upper,
+            self.cbuf_size_shifted4,
+            self.cbuf_valid,
+            self.cbuf_invalidate,
+        ] {
+            v.extend((0..a.count).filter_map(|i| a.at(i)));
+        }
+        for r in self.releases {
+            v.extend([
+                r.enable,
+                r.structure_size,
+                r.membar_type,
+                r.payload64b,
+                r.addr_lower,
+                r.addr_upper,
+                r.payload_lower,
+                r.payload_upper,
+            ]);
+        }
+        let d = self.dependent;
+        v.extend([d.pointer_shifted8, d.enable, d.action, d.prefetch]);
+        v
+    }
+}
+
+/// A QMD could not be built as asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QmdError {
+    /// A value does not fit its field.
+    FieldOverflow {
+        /// The field's header name.
+        field: &'static str,
+        /// The value.
+        value: u64,
+        /// The largest it holds.
+        max: u64,
+    },
+    /// An address lacks the alignment its field requires.
+    Misaligned {
+        /// What the address is.
+        what: &'static str,
+        /// The address.
+        va: u64,
+        /// Required alignment.
+        align: u64,
+    },
+    /// Constant buffer index above 7, or release slot beyond the version's slots.
+    NoSuchSlot {
+        /// What kind of slot.
+        what: &'static str,
+        /// The index asked for.
+        index: u32,
+    },
+    /// Bytes given to [`Qmd::from_bytes`] have the wrong length.
+    WrongSize {
+        /// Expected bytes.
+        expected: usize,
+        /// Bytes given.
+        got: usize,
+    },
+}
+
+impl fmt::Display for QmdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::FieldOverflow { field, value, max } => write!(
+                f,
+                "QMD field {field} cannot hold {value:#x} (max {max:#x}); reduce the launch parameter"
+            ),
+            Self::Misaligned { what, va, align } => write!(
+                f,
+                "{what} at {va:#x} must be {align}-byte aligned for the QMD; align the allocation"
+            ),
+            Self::NoSuchSlot { what, index } => write!(f, "QMD has no {what} slot {index}"),
+            Self::WrongSize { expected, got } => write!(
+                f,
+                "QMD of {got} bytes given, this version is {expected} bytes"
+            ),
+        }
+    }
+}
+
+/// One constant buffer binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConstantBuffer {
+    /// Bank number, 0..=7 (0 holds driver slots and the kernel parameters).
+    pub index: u32,
+    /// GPU VA (256-byte aligned is always safe; v4/v5 need 64).
+    pub va: u64,
+    /// Size in bytes (rounded up to 16).
+    pub size: u32,
+}
+
+/// SM shared-memory carveout selection, each in KiB (encoded as KiB / 4 + 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedMemoryConfig {
+    /// Smallest carveout the grid may run with.
+    pub min_kib: u32,
+    /// Preferred carveout.
+    pub target_kib: u32,
+    /// Largest carveout.
+    pub max_kib: u32,
+}
+
+/// Everything a grid launch puts into a QMD, independent of the layout version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QmdParams {
+    /// GPU VA of the kernel's first instruction (v5 needs 16-byte alignment).
+    pub program_va: u64,
+    /// Bytes of code, for instruction prefetch (0: no prefetch).
+    pub program_size: u64,
+    /// Registers per thread.
+    pub register_count: u32,
+    /// Named barriers used (0..=16; at least 1 if the kernel uses `__syncthreads`).
+    pub barrier_count: u32,
+    /// Grid in CTAs.
+    pub grid: [u32; 3],
+    /// CTA in threads.
+    pub block: [u32; 3],
+    /// Shared memory per CTA in bytes (static + dynamic + reserved).
+    pub shared_memory_bytes: u32,
+    /// Carveout choice.
+    pub shared_config: SharedMemoryConfig,
+    /// Local memory per thread in the high window (nvcc's stack), bytes.
+    pub local_memory_bytes: u32,
+    /// Constant buffer bindings.
+    pub constant_buffers: Vec<ConstantBuffer>,
+    /// `SASS_VERSION` (e.g. 0x90 for sm_90), informational for the hardware.
+    pub sass_version: u8,
+}
+
+/// `QMD_TYPE_GRID_CTA`.
+pub const QMD_TYPE_GRID_CTA: u64 = 2;
+/// `DEPENDENT_QMD_ACTION_QMD_SCHEDULE`.
+pub const DEPENDENT_ACTION_SCHEDULE: u64 = 1;
+/// `CWD_MEMBAR_TYPE_L1_SYSMEMBAR`.
+pub const CWD_MEMBAR_L1_SYSMEMBAR: u64 = 1;
+
+/// A QMD of one version, as words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Qmd {
+    version: QmdVersion,
+    words: [u32; MAX_QMD_WORDS],
+}
+
+impl Qmd {
+    /// A zeroed QMD with only its version fields set.
+    pub fn new(version: QmdVersion) -> Self {
+        let mut q = Self {
+            version,
+            words: [0; MAX_QMD_WORDS],
+        };
+        let l = version.layout();
+        // Constants that always fit.
+        let _ = l.major_version.set(&mut q.words, version.major());
+        q
+    }
+
+    /// Parses `bytes` (exactly the version's size) as a QMD.
+    pub fn from_bytes(version: QmdVersion, bytes: &[u8]) -> Result<Self, QmdError> {
+        if bytes.len() != version.size_bytes() {
+            return Err(QmdError::WrongSize {
+                expected: version.size_bytes(),
+                got: bytes.len(),
+            });
+        }
+        let mut words = [0u32; MAX_QMD_WORDS];
+        for (w, c) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+            *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Ok(Self { version, words })
+    }
+
+    /// The version.
+    pub fn version(&self) -> QmdVersion {
+        self.version
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &'static Layout {
+        self.version.layout()
+    }
+
+    /// The QMD's words (64 or 96).
+    pub fn words(&self) -> &[u32] {
+        &self.words[..self.version.size_bytes() / 4]
+    }
+
+    /// The QMD's bytes, as written to GPU memory.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.words().iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// Reads a field.
+    pub fn get(&self, field: QmdField) -> u64 {
+        field.get(self.words())
+    }
+
+    /// Writes a field, or says which field the value overflows.
+    pub fn set(&mut self, field: QmdField, value: u64) -> Result<(), QmdError> {
+        let n = self.version.size_bytes() / 4;
+        if field.set(&mut self.words[..n], value) {
+            Ok(())
+        } else {
+            Err(QmdError::FieldOverflow {
+                field: field.name,
+                value,
+                max: field.max(),
+            })
+        }
+    }
+
+    fn set_shifted(
+        &mut self,
+        lower: QmdField,
+        upper: QmdField,
+        va: u64,
+        shift: u32,
+        what: &'static str,
+    ) -> Result<(), QmdError> {
+        if va & ((1u64 << shift) - 1) != 0 {
+            return Err(QmdError::Misaligned {
+                what,
+                va,
+                align: 1 << shift,
+            });
+        }
+        let s = va >> shift;
+        self.set(lower, s & 0xffff_ffff)?;
+        self.set(upper, s >> 32)
+    }
+
+    /// Fills a QMD of `version` from `p`.
+    pub fn build(version: QmdVersion, p: &QmdParams) -> Result<Self, QmdError> {
+        let l = version.layout();
+        let mut q = Self::new(version);
+        if let Some(t) = l.qmd_type {
+            q.set(t, QMD_TYPE_GRID_CTA)?;
+        }
+        q.set(l.qmd_group_id, 0x3f)?;
+        if let Some(f) = l.sm_global_caching_enable {
+            q.set(f, 1)?;
+        }
+        q.set(l.api_visible_call_limit, 1)?; // NO_CHECK
+        q.set(l.sampler_index, 1)?; // VIA_HEADER_INDEX, as tinygrad
+        for f in l.invalidate_caches {
+            q.set(f, 1)?;
+        }
+        q.set(l.cwd_membar_type, CWD_MEMBAR_L1_SYSMEMBAR)?;
+        for i in 0..3 {
+            q.set(l.grid[i], p.grid[i] as u64)?;
+            q.set(l.block[i], p.block[i] as u64)?;
+        }
+        q.set(l.register_count, p.register_count as u64)?;
+        q.set(l.barrier_count, p.barrier_count as u64)?;
+        q.set_shifted(
+            l.program_lower,
+            l.program_upper,
+            p.program_va,
+            l.program_shift,
+            "program",
+        )?;
+        if p.program_size > 0 {
+            let pf = p.program_va >> 8;
+            q.set(l.prefetch_lower_shifted8, pf & 0xffff_ffff)?;
+            q.set(l.prefetch_upper_shifted8, pf >> 32)?;
+            q.set(
+                l.prefetch_size,
+                (p.program_size >> 8).min(l.prefetch_size.max()),
+            )?;
+        }
+        q.set(l.sass_version, p.sass_version as u64)?;
+        let smem = (p.shared_memory_bytes as u64).next_multiple_of(256);
+        q.set(l.shared_memory_size, smem >> l.shared_memory_shift)?;
+        let cfg = |kib: u32| kib as u64 / 4 + 1;
+        q.set(l.min_sm_config_shared, cfg(p.shared_config.min_kib))?;
+        q.set(l.max_sm_config_shared, cfg(p.shared_config.max_kib))?;
+        q.set(l.target_sm_config_shared, cfg(p.shared_config.target_kib))?;
+        let lmem = (p.local_memory_bytes as u64).next_multiple_of(16);
+        q.set(l.local_memory_high, lmem >> l.local_memory_shift)?;
+        for cb in &p.constant_buffers {
+            q.set_constant_buffer(*cb)?;
+        }
+        Ok(q)
+    }
+
+    /// Binds constant buffer `cb.index` (and asks for its cache lines to be invalidated).
+    pub fn set_constant_buffer(&mut self, cb: ConstantBuffer) -> Result<(), QmdError> {
+        let l = self.layout();
+        let slot = |a: QmdArray| {
+            a.at(cb.index).ok_or(QmdError::NoSuchSlot {
+                what: "constant buffer",
+                index: cb.index,
+            })
+        };
+        let (lo, hi) = (slot(l.cbuf_addr_lower)?, slot(l.cbuf_addr_upper)?);
+        self.set_shifted(lo, hi, cb.va, l.cbuf_addr_shift, "constant buffer")?;
+        let size = (cb.size as u64).next_multiple_of(16);
+        self.set(slot(l.cbuf_size_shifted4)?, size >> 4)?;
+        self.set(slot(l.cbuf_valid)?, 1)?;
+        self.set(slot(l.cbuf_invalidate)?, 1)
+    }
+
+    /// Number of release semaphore slots.
+    pub fn release_slots(&self) -> usize {
+        self.layout().releases.len()
+    }
+
+    /// Makes the grid write the 64-bit `payload` (with a timestamp at +8) to `va` (16-byte
+    /// aligned) when it completes, using release slot `slot`.
+    pub fn set_release(&mut self, slot: u32, va: u64, payload: u64) -> Result<(), QmdError> {
+        let r = *self
+            .layout()
+            .releases
+            .get(slot as usize)
+            .ok_or(QmdError::NoSuchSlot {
+                what: "release semaphore",
+                index: slot,
+            })?;
+        if va % 16 != 0 {
+            return Err(QmdError::Misaligned {
+                what: "release semaphore",
+                va,
+                align: 16,
+            });
+        }
+        self.set(r.addr_lower, va & 0xffff_ffff)?;
+        self.set(r.addr_upper, va >> 32)?;
+        self.set(r.payload_lower, payload & 0xffff_ffff)?;
+        self.set(r.payload_upper, payload >> 32)?;
+        self.set(r.structure_size, 0)?; // FOUR_WORDS: payload + timestamp
+        self.set(r.payload64b, 1)?;
+        self.set(r.membar_type, 1)?; // FE_SYSMEMBAR
+        self.set(r.enable, 1)
+    }
+
+    /// The first release slot not yet enabled.
+    pub fn free_release_slot(&self) -> Option<u32> {
+        self.layout()
+            .releases
+            .iter()
+            .position(|r| self.get(r.enable) == 0)
+            .map(|i| i as u32)
+    }
+
+    /// Chains the QMD at `next_va` (256-byte aligned) to be scheduled when this grid completes.
+    pub fn set_dependent(&mut self, next_va: u64) -> Result<(), QmdError> {
+        if next_va % QMD_ALIGN != 0 {
+            return Err(QmdError::Misaligned {
+                what: "dependent QMD",
+                va: next_va,
+                align: QMD_ALIGN,
+            });
+        }
+        let d = self.layout().dependent;
+        self.set(d.pointer_shifted8, next_va >> 8)?;
+        self.set(d.action, DEPENDENT_ACTION_SCHEDULE)?;
+        self.set(d.prefetch, 1)?;
+        self.set(d.enable, 1)
+    }
+}

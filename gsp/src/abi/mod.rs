@@ -42,3 +42,6 @@ pub use rpc::*;
 pub use sequencer::*;
 pub use static_info::*;
 pub use system_info::*;
+
+#[cfg(test)]
+mod tests;

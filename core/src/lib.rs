@@ -7,7 +7,9 @@
 
 extern crate alloc;
 
+pub mod chip;
 pub mod hal;
+pub mod regs;
 pub mod compute;
 pub mod copy;
 pub mod gpfifo;

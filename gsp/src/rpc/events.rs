@@ -1,0 +1,404 @@
+//! Typed decoding of what GSP-RM sends back: replies to our RPCs and GSP-initiated events.
+//!
+//! The payload comes from GSP memory and is untrusted: every embedded size
+//! (`paramsSize`, `eventDataSize`, `rcJournalBufferSize`, `libosPrintBufSize`) is checked
+//! against the bytes present; a short or inconsistent payload is an [`EventError`]. Numbers
+//! nvbare has no type for come back as [`GspMessage::Other`] with their name.
+//!
+//! Event layouts are the `rpc_*_v*` structs of `g_rpc-structures.h` (offsets in the field
+//! comments are the C compiler's, checked with gcc); the handlers they mirror are in
+//! `kernel_gsp.c` (`_kgspProcessRpcEvent`, `_kgspRpcRCTriggered`, `_kgspRpcOsErrorLog`,
+//! `_kgspRpcPostEvent`, `_kgspRpcMMUFaultQueued`, `_kgspRpcGspLockdownNotice`,
+//! `_kgspRpcUcodeLibosPrint`, `_kgspRpcRunCpuSequencer`).
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::{MessageFunction, RpcResult};
+use crate::abi::{
+    GspStaticConfigInfo, RpcEvent, RpcFunction, RpcGspRmAlloc, RpcGspRmControl,
+    RpcMessageHeader, RpcNumber,
+};
+use crate::sequencer::{CpuSequencer, SequencerError, decode_sequencer};
+use zerocopy::FromBytes;
+
+/// A decoded message from GSP-RM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GspMessage {
+    /// `GSP_INIT_DONE`: GSP-RM finished booting.
+    InitDone,
+    /// `GSP_RUN_CPU_SEQUENCER`: a register program to run.
+    RunCpuSequencer(CpuSequencer),
+    /// `OS_ERROR_LOG` (`rpc_os_error_log_v17_00`): an error report (Xid).
+    OsErrorLog {
+        /// `exceptType` (the Xid number).
+        exception_type: u32,
+        /// `runlistId`.
+        runlist_id: u32,
+        /// `chid`.
+        chid: u32,
+        /// `errString`, up to its NUL.
+        message: String,
+        /// `preemptiveRemovalPreviousXid`.
+        preemptive_removal_previous_xid: u32,
+    },
+    /// `MMU_FAULT_QUEUED`: a replayable/non-replayable fault was queued (no payload).
+    MmuFaultQueued,
+    /// `POST_EVENT` (`rpc_post_event_v17_00`): an RM event notification.
+    PostEvent {
+        /// `hClient`.
+        h_client: u32,
+        /// `hEvent`.
+        h_event: u32,
+        /// `notifyIndex`.
+        notify_index: u32,
+        /// `data`.
+        data: u32,
+        /// `info16`.
+        info16: u16,
+        /// `status`.
+        status: u32,
+        /// `bNotifyList`.
+        notify_list: bool,
+        /// `eventData[eventDataSize]`.
+        event_data: Vec<u8>,
+    },
+    /// `RC_TRIGGERED` (`rpc_rc_triggered_v17_02`): robust-channel recovery on a channel.
+    RcTriggered {
+        /// `nv2080EngineType`.
+        engine_type: u32,
+        /// `chid`.
+        chid: u32,
+        /// `gfid`.
+        gfid: u32,
+        /// `exceptLevel`.
+        except_level: u32,
+        /// `exceptType` (the Xid).
+        except_type: u32,
+        /// `scope`.
+        scope: u32,
+        /// `partitionAttributionId`.
+        partition_attribution_id: u16,
+        /// `mmuFaultAddrHi:Lo`.
+        mmu_fault_addr: u64,
+        /// `mmuFaultType`.
+        mmu_fault_type: u32,
+        /// `bCallbackNeeded`.
+        callback_needed: bool,
+        /// `rcJournalBuffer[rcJournalBufferSize]`.
+        journal: Vec<u8>,
+    },
+    /// `GSP_LOCKDOWN_NOTICE` (`rpc_gsp_lockdown_notice_v17_00`).
+    LockdownNotice {
+        /// `bLockdownEngaging`.
+        engaging: bool,
+    },
+    /// `UCODE_LIBOS_PRINT` (`rpc_ucode_libos_print_v1E_08`): a print buffer from another
+    /// libos ucode.
+    LibosPrint {
+        /// `ucodeEngDesc`.
+        ucode_eng_desc: u32,
+        /// `libosPrintBuf[libosPrintBufSize]`.
+        buffer: Vec<u8>,
+    },
+    /// Reply to `GSP_RM_ALLOC`.
+    RmAllocReply {
+        /// `hClient`, `hParent`, `hObject`, `hClass` echoed.
+        h_client: u32,
+        /// `hParent`.
+        h_parent: u32,
+        /// `hObject`.
+        h_object: u32,
+        /// `hClass`.
+        h_class: u32,
+        /// `status`: the allocation's own `NV_STATUS`.
+        status: RpcResult,
+        /// The allocation parameters as GSP-RM returned them.
+        params: Vec<u8>,
+    },
+    /// Reply to `GSP_RM_CONTROL`.
+    RmControlReply {
+        /// `hClient`.
+        h_client: u32,
+        /// `hObject`.
+        h_object: u32,
+        /// `cmd`.
+        cmd: u32,
+        /// `status`: the control's own `NV_STATUS`.
+        status: RpcResult,
+        /// The parameters as GSP-RM returned them.
+        params: Vec<u8>,
+    },
+    /// Reply to `GET_GSP_STATIC_INFO`.
+    StaticInfo(Box<GspStaticConfigInfo>),
+    /// Reply to a command whose reply carries nothing we read (`SET_SYSTEM_INFO`,
+    /// `SET_REGISTRY`, `ALLOC_MEMORY`, `SET_PAGE_DIRECTORY`, `UNLOADING_GUEST_DRIVER`): only
+    /// the header's result matters.
+    Ack(RpcFunction),
+    /// Anything else, surfaced by number and name with its raw payload.
+    Other {
+        /// The message's function number (prints with its name).
+        function: MessageFunction,
+        /// The payload.
+        payload: Vec<u8>,
+    },
+}
+
+/// A message with its header's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodedMessage {
+    /// The `function` number.
+    pub function: MessageFunction,
+    /// The header's `rpc_result` (`NV_OK` on success).
+    pub result: RpcResult,
+    /// The decoded body.
+    pub body: GspMessage,
+}
+
+/// A payload that does not match its message type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventError {
+    /// Fewer bytes than the message's fixed part.
+    Truncated { function: MessageFunction, need: usize, got: usize },
+    /// An embedded size reaching past the payload.
+    SizeOutOfRange { function: MessageFunction, field: &'static str, size: u32, room: usize },
+    /// A malformed CPU sequencer program.
+    Sequencer(SequencerError),
+}
+
+impl fmt::Display for EventError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated { function, need, got } => {
+                write!(f, "GSP message {function}: {got} payload bytes, need {need}")
+            }
+            Self::SizeOutOfRange { function, field, size, room } => {
+                write!(f, "GSP message {function}: {field} = {size} exceeds the {room} bytes left")
+            }
+            Self::Sequencer(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+struct Payload<'a> {
+    function: MessageFunction,
+    bytes: &'a [u8],
+}
+
+impl<'a> Payload<'a> {
+    fn need(&self, n: usize) -> Result<(), EventError> {
+        if self.bytes.len() < n {
+            return Err(EventError::Truncated { function: self.function, need: n, got: self.bytes.len() });
+        }
+        Ok(())
+    }
+    fn u32(&self, o: usize) -> u32 {
+        u32::from_le_bytes([self.bytes[o], self.bytes[o + 1], self.bytes[o + 2], self.bytes[o + 3]])
+    }
+    fn u16(&self, o: usize) -> u16 {
+        u16::from_le_bytes([self.bytes[o], self.bytes[o + 1]])
+    }
+    /// `size` bytes at `o`, where `size` came from GSP.
+    fn tail(&self, o: usize, size: u32, field: &'static str) -> Result<Vec<u8>, EventError> {
+        let room = self.bytes.len().saturating_sub(o);
+        if size as usize > room {
+            return Err(EventError::SizeOutOfRange { function: self.function, field, size, room });
+        }
+        Ok(self.bytes[o..o + size as usize].to_vec())
+    }
+}
+
+/// Text up to the first NUL, invalid UTF-8 replaced.
+pub fn c_string(bytes: &[u8]) -> String {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Decodes a message from the status queue given its RPC header and payload.
+pub fn decode_message(header: &RpcMessageHeader, payload: &[u8]) -> Result<DecodedMessage, EventError> {
+    let function = MessageFunction(header.function);
+    let p = Payload { function, bytes: payload };
+    let body = match RpcNumber::from_u32(header.function) {
+        RpcNumber::Event(RpcEvent::GspInitDone) => GspMessage::InitDone,
+        RpcNumber::Event(RpcEvent::GspRunCpuSequencer) => {
+            GspMessage::RunCpuSequencer(decode_sequencer(payload).map_err(EventError::Sequencer)?)
+        }
+        RpcNumber::Event(RpcEvent::OsErrorLog) => {
+            p.need(12 + 0x100)?;
+            GspMessage::OsErrorLog {
+                exception_type: p.u32(0),
+                runlist_id: p.u32(4),
+                chid: p.u32(8),
+                message: c_string(&payload[12..12 + 0x100]),
+                preemptive_removal_previous_xid: if payload.len() >= 272 { p.u32(268) } else { 0 },
+            }
+        }
+        RpcNumber::Event(RpcEvent::MmuFaultQueued) => GspMessage::MmuFaultQueued,
+        RpcNumber::Event(RpcEvent::PostEvent) => {
+            p.need(29)?;
+            GspMessage::PostEvent {
+                h_client: p.u32(0),
+                h_event: p.u32(4),
+                notify_index: p.u32(8),
+                data: p.u32(12),
+                info16: p.u16(16),
+                status: p.u32(20),
+                notify_list: payload[28] != 0,
+                event_data: p.tail(29, p.u32(24), "eventDataSize")?,
+            }
+        }
+        RpcNumber::Event(RpcEvent::RcTriggered) => {
+            p.need(48)?;
+            GspMessage::RcTriggered {
+                engine_type: p.u32(0),
+                chid: p.u32(4),
+                gfid: p.u32(8),
+                except_level: p.u32(12),
+                except_type: p.u32(16),
+                scope: p.u32(20),
+                partition_attribution_id: p.u16(24),
+                mmu_fault_addr: u64::from(p.u32(32)) << 32 | u64::from(p.u32(28)),
+                mmu_fault_type: p.u32(36),
+                callback_needed: payload[40] != 0,
+                journal: p.tail(48, p.u32(44), "rcJournalBufferSize")?,
+            }
+        }
+        RpcNumber::Event(RpcEvent::GspLockdownNotice) => {
+            p.need(1)?;
+            GspMessage::LockdownNotice { engaging: payload[0] != 0 }
+        }
+        RpcNumber::Event(RpcEvent::UcodeLibosPrint) => {
+            p.need(8)?;
+            GspMessage::LibosPrint {
+                ucode_eng_desc: p.u32(0),
+                buffer: p.tail(8, p.u32(4), "libosPrintBufSize")?,
+            }
+        }
+        RpcNumber::Function(RpcFunction::GspRmAlloc) => {
+            let n = core::mem::size_of::<RpcGspRmAlloc>();
+            p.need(n)?;
+            let (a, _) = RpcGspRmAlloc::read_from_prefix(payload).map_err(|_| unreachable_trunc(function, n))?;
+            GspMessage::RmAllocReply {
+                h_client: a.h_client,
+                h_parent: a.h_parent,
+                h_object: a.h_object,
+                h_class: a.h_class,
+                status: RpcResult(a.status),
+                params: p.tail(n, a.params_size, "paramsSize")?,
+            }
+        }
+        RpcNumber::Function(RpcFunction::GspRmControl) => {
+            let n = core::mem::size_of::<RpcGspRmControl>();
+            p.need(n)?;
+            let (c, _) = RpcGspRmControl::read_from_prefix(payload).map_err(|_| unreachable_trunc(function, n))?;
+            GspMessage::RmControlReply {
+                h_client: c.h_client,
+                h_object: c.h_object,
+                cmd: c.cmd,
+                status: RpcResult(c.status),
+                params: p.tail(n, c.params_size, "paramsSize")?,
+            }
+        }
+        RpcNumber::Function(RpcFunction::GetGspStaticInfo) => {
+            let n = core::mem::size_of::<GspStaticConfigInfo>();
+            let (info, _) = GspStaticConfigInfo::read_from_prefix(payload)
+                .map_err(|_| EventError::Truncated { function, need: n, got: payload.len() })?;
+            GspMessage::StaticInfo(Box::new(info))
+        }
+        RpcNumber::Function(
+            f @ (RpcFunction::GspSetSystemInfo
+            | RpcFunction::SetRegistry
+            | RpcFunction::AllocMemory
+            | RpcFunction::SetPageDirectory
+            | RpcFunction::UnloadingGuestDriver),
+        ) => GspMessage::Ack(f),
+        _ => GspMessage::Other { function, payload: payload.to_vec() },
+    };
+    Ok(DecodedMessage { function, result: RpcResult(header.rpc_result), body })
+}
+
+fn unreachable_trunc(function: MessageFunction, need: usize) -> EventError {
+    EventError::Truncated { function, need, got: 0 }
+}
+
+impl DecodedMessage {
+    /// The failure a reply reports: the header's `rpc_result` if not `NV_OK`, else the
+    /// `status` field of an alloc/control reply if not `NV_OK`; `None` on success
+    /// (`_issueRpcAndWait` and `rpcRmApiControl_GSP` in `rpc.c`).
+    pub fn failure(&self) -> Option<RpcResult> {
+        if !self.result.is_ok() {
+            return Some(self.result);
+        }
+        match &self.body {
+            GspMessage::RmAllocReply { status, .. } | GspMessage::RmControlReply { status, .. }
+                if !status.is_ok() =>
+            {
+                Some(*status)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether this is a GSP-initiated event (not a reply).
+    pub fn is_event(&self) -> bool {
+        self.function.0 >= RpcEvent::FIRST
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::request_header;
+
+    fn hdr(f: u32, len: usize) -> RpcMessageHeader {
+        let mut h = request_header(f, len);
+        h.rpc_result = 0;
+        h
+    }
+
+    #[test]
+    fn os_error_log_and_unknown_events() {
+        let mut p = alloc::vec![0u8; 272];
+        p[0] = 13;
+        p[12..17].copy_from_slice(b"Xid13");
+        let m = decode_message(&hdr(0x1006, p.len()), &p).unwrap();
+        assert!(matches!(m.body, GspMessage::OsErrorLog { exception_type: 13, ref message, .. } if message == "Xid13"));
+        let m = decode_message(&hdr(0x1010, 3), &[1, 2, 3]).unwrap();
+        assert_eq!(alloc::format!("{}", m.function), "VGPU_CONFIG (0x1010)");
+        assert!(matches!(m.body, GspMessage::Other { .. }));
+        let m = decode_message(&hdr(0x1fff, 0), &[]).unwrap();
+        assert_eq!(alloc::format!("{}", m.function), "unknown (0x1fff)");
+    }
+
+    #[test]
+    fn embedded_sizes_are_checked() {
+        let mut p = alloc::vec![0u8; 40];
+        p[24] = 12; // eventDataSize 12, only 11 bytes after offset 29
+        assert!(matches!(
+            decode_message(&hdr(0x1003, 40), &p),
+            Err(EventError::SizeOutOfRange { field: "eventDataSize", .. })
+        ));
+        p[24] = 11;
+        assert!(decode_message(&hdr(0x1003, 40), &p).is_ok());
+        let mut c = alloc::vec![0u8; 24];
+        c[16] = 1; // paramsSize 1 but nothing follows
+        assert!(decode_message(&hdr(76, 24), &c).is_err());
+        assert!(matches!(
+            decode_message(&hdr(0x1004, 10), &[0; 10]),
+            Err(EventError::Truncated { need: 48, got: 10, .. })
+        ));
+    }
+
+    #[test]
+    fn failures_come_from_header_or_status() {
+        let mut c = alloc::vec![0u8; 24];
+        c[12] = 0x1f; // status NV_ERR_INVALID_ARGUMENT
+        let m = decode_message(&hdr(76, 24), &c).unwrap();
+        assert_eq!(m.failure(), Some(RpcResult(0x1f)));
+        let mut h = hdr(73, 0);
+        h.rpc_result = 0x65;
+        assert_eq!(decode_message(&h, &[]).unwrap().failure(), Some(RpcResult(0x65)));
+    }
+}

@@ -1,0 +1,54 @@
+//! The kernel-driver backend (`--backend nvk`): where NVIDIA's kernel driver owns
+//! the GPU, nvbare drives it through RM ioctls on `/dev/nvidiactl`,
+//! `/dev/nvidiaN` and `/dev/nvidia-uvm`, with its own pushbuffers, QMDs and
+//! GPFIFOs from `nvbare-core`.
+
+pub mod ctrl;
+pub mod device;
+pub mod mem;
+pub mod rm;
+pub mod sys;
+pub mod uvm;
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+
+use nvbare_gsp::rm::status::NvStatus;
+
+/// Everything that can go wrong on the kernel-driver path, each naming the step.
+#[derive(Debug, thiserror::Error)]
+pub enum NvkError {
+    #[error(
+        "{path}: {source}; is NVIDIA's kernel driver loaded (nvidia.ko, nvidia-uvm.ko)? \
+         Use --backend vfio or --backend sim on machines without it"
+    )]
+    NoDriver { path: &'static str, source: std::io::Error },
+    #[error("{op}: ioctl failed: {source}")]
+    Ioctl { op: &'static str, source: std::io::Error },
+    #[error("{op}: RM returned {status}")]
+    Rm { op: &'static str, status: NvStatus },
+    #[error("RM alloc of class {class:#06x} failed: {status}")]
+    RmAlloc { class: u32, status: NvStatus },
+    #[error("RM control {cmd:#010x} failed: {status}")]
+    RmControl { cmd: u32, status: NvStatus },
+    #[error("no GPU at index {index}: the kernel driver lists {count}")]
+    NoSuchGpu { index: usize, count: usize },
+    #[error("mmap of {what} failed: {source}")]
+    Mmap { what: &'static str, source: std::io::Error },
+    #[error("GPU virtual address space exhausted allocating {size:#x} bytes")]
+    VaExhausted { size: u64 },
+    #[error("the GPU offers none of the {what} classes nvbare knows ({known}); chip not supported")]
+    NoClass { what: &'static str, known: String },
+    #[error("{0}")]
+    Submit(String),
+}
+
+/// Opens an NVIDIA device node read-write, close-on-exec.
+pub(crate) fn open_dev(path: &'static str) -> Result<File, NvkError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|source| NvkError::NoDriver { path, source })
+}

@@ -12,12 +12,20 @@ struct Cli {
 enum Command {
     /// List NVIDIA PCI functions: address, device id, chip, bound driver, IOMMU group.
     List,
+    /// Firmware: fetch, verify and cache GSP-RM 570.144 (`nvbare firmware fetch --chip gh100`).
+    Firmware {
+        #[command(subcommand)]
+        command: nvbare_firmware_fetch::FirmwareCommand,
+    },
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List => nvbare_host::pci::list(),
+        Command::Firmware { command } => {
+            nvbare_firmware_fetch::run(command).map_err(|e| e.to_string())
+        }
     };
     if let Err(e) = result {
         eprintln!("nvbare: {e}");

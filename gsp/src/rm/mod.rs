@@ -46,6 +46,10 @@ pub mod r570 {
     pub type MapMemoryDmaParams = super::nvos::MapMemoryDmaParamsV570;
     /// `NV_VASPACE_ALLOCATION_PARAMETERS` of 570.144.
     pub type VaSpaceAllocParams = super::alloc::VaSpaceAllocParamsV570;
+    /// `NVA06F_CTRL_GPFIFO_SCHEDULE_PARAMS` of 570.144.
+    pub type GpfifoScheduleParams = super::ctrl::channel::GpfifoScheduleParamsV570;
+    /// `NV2080_CTRL_FB_GET_INFO_V2_PARAMS` of 570.144.
+    pub type FbGetInfoV2Params = super::ctrl::fb::FbGetInfoV2ParamsV570;
 }
 
 /// The 580.142 layouts of the structs that differ between branches (kernel driver 580.x).
@@ -54,4 +58,8 @@ pub mod r580 {
     pub type MapMemoryDmaParams = super::nvos::MapMemoryDmaParamsV580;
     /// `NV_VASPACE_ALLOCATION_PARAMETERS` of 580.142.
     pub type VaSpaceAllocParams = super::alloc::VaSpaceAllocParamsV580;
+    /// `NVA06F_CTRL_GPFIFO_SCHEDULE_PARAMS` of 580.142.
+    pub type GpfifoScheduleParams = super::ctrl::channel::GpfifoScheduleParamsV580;
+    /// `NV2080_CTRL_FB_GET_INFO_V2_PARAMS` of 580.142.
+    pub type FbGetInfoV2Params = super::ctrl::fb::FbGetInfoV2ParamsV580;
 }

@@ -1,1 +1,0 @@
-//! Control commands (filled in next).

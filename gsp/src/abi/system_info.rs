@@ -88,6 +88,9 @@ pub struct MuxMethodData {
     pub acpi_id_mux_mode_table: [MuxMethodDataElement; NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS],
     /// `acpiIdMuxPartTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]`.
     pub acpi_id_mux_part_table: [MuxMethodDataElement; NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS],
+    /// `acpiIdMuxStateTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]`.
+    pub acpi_id_mux_state_table:
+        [MuxMethodDataElement; NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS],
 }
 
 /// Mirrors `CAPS_METHOD_DATA`, `gpu/gpu_acpi_data.h`.
@@ -159,7 +162,7 @@ pub struct GspPcieConfigReg {
     pub link_cap: u32,
 }
 
-/// Mirrors `GspSystemInfo`, `gsp_static_config.h` (736 bytes in 570.144).
+/// Mirrors `GspSystemInfo`, `gsp_static_config.h` (928 bytes in 570.144).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
 )]

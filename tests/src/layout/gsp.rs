@@ -16,6 +16,11 @@
 //! `gsp_static_config.h` and `sdk-structures.h` include. Each restates only what the
 //! checked structs use, from the named upstream 570.144 file; `NVGPU_ENGINE_CAPS_MASK_ARRAY_MAX`
 //! is derived from the reference's own `NV2080_ENGINE_TYPE_LAST`.
+//!
+//! The `tinygrad` cross-check (layouts clang computed for tinygrad's bindings of the
+//! same headers) covers 41 of these entries, including the stubbed `BUSINFO` and
+//! `ACPI_METHOD_DATA` members and `PACKED_REGISTRY_*`; it caught a stub restated from a
+//! later upstream revision (missing `acpiIdMuxStateTable`), so keep both checks.
 
 use super::{Group, StubHeader};
 use nvbare_gsp::abi::*;
@@ -489,6 +494,7 @@ fn static_config_structs() -> Vec<super::Struct> {
             "tableLen" => table_len,
             "acpiIdMuxModeTable" => acpi_id_mux_mode_table,
             "acpiIdMuxPartTable" => acpi_id_mux_part_table,
+            "acpiIdMuxStateTable" => acpi_id_mux_state_table,
         }),
         crate::layout!("CAPS_METHOD_DATA" => CapsMethodData {
             "status" => status,
@@ -642,7 +648,7 @@ pub fn stub_headers() -> Vec<StubHeader> {
                    typedef struct DOD_METHOD_DATA { NV_STATUS status; NvU32 acpiIdListLen; NvU32 acpiIdList[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; } DOD_METHOD_DATA;\n\
                    typedef struct JT_METHOD_DATA { NV_STATUS status; NvU32 jtCaps; NvU16 jtRevId; NvBool bSBIOSCaps; } JT_METHOD_DATA;\n\
                    typedef struct MUX_METHOD_DATA_ELEMENT { NvU32 acpiId; NvU32 mode; NV_STATUS status; } MUX_METHOD_DATA_ELEMENT;\n\
-                   typedef struct MUX_METHOD_DATA { NvU32 tableLen; MUX_METHOD_DATA_ELEMENT acpiIdMuxModeTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; MUX_METHOD_DATA_ELEMENT acpiIdMuxPartTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; } MUX_METHOD_DATA;\n\
+                   typedef struct MUX_METHOD_DATA { NvU32 tableLen; MUX_METHOD_DATA_ELEMENT acpiIdMuxModeTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; MUX_METHOD_DATA_ELEMENT acpiIdMuxPartTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; MUX_METHOD_DATA_ELEMENT acpiIdMuxStateTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; } MUX_METHOD_DATA;\n\
                    typedef struct CAPS_METHOD_DATA { NV_STATUS status; NvU32 optimusCaps; } CAPS_METHOD_DATA;\n\
                    typedef struct ACPI_METHOD_DATA { NvBool bValid; DOD_METHOD_DATA dodMethodData; JT_METHOD_DATA jtMethodData; MUX_METHOD_DATA muxMethodData; CAPS_METHOD_DATA capsMethodData; } ACPI_METHOD_DATA;\n",
         },

@@ -10,6 +10,8 @@ pub mod check;
 pub mod gsp;
 pub mod nvk;
 pub mod rm;
+#[cfg(test)]
+mod tinygrad;
 
 /// One member of a mirrored struct.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,7 +88,7 @@ pub const fn size_of_return<T, F>(_field: fn(T) -> F) -> usize {
 
 /// Builds a [`Struct`] from a Rust type's layout.
 ///
-/// ```ignore
+/// ```text
 /// layout!("rpc_gsp_rm_control_v03_00" => RpcGspRmControl {
 ///     "hClient" => h_client,
 ///     "params.base" => params.base,

@@ -17,3 +17,5 @@ pub mod push;
 pub mod qmd;
 pub mod sem;
 pub mod shared;
+pub mod cubin;
+pub mod launch;

@@ -54,7 +54,9 @@ impl RegisterBase for RiscvBase {
 
 register! {
     /// `NV_PFALCON_FALCON_IRQSCLR`: write 1 to clear a falcon interrupt.
-    pub struct FalconIrqsclr @ [FalconBase + 0x004] hwref("NV_PFALCON_FALCON_IRQSCLR") {
+    pub struct FalconIrqsclr @ [FalconBase + 0x004]
+        hwref("NV_PFALCON_FALCON_IRQSCLR"; absent [AD102, GH100, GB100, GB202])
+    {
         /// Clear the halt interrupt.
         halt / with_halt: bool = 4:4, hwref("HALT");
         /// Clear software interrupt 0.
@@ -62,7 +64,9 @@ register! {
     }
 
     /// `NV_PFALCON_FALCON_IRQSTAT`: pending falcon interrupts.
-    pub struct FalconIrqstat @ [FalconBase + 0x008] hwref("NV_PFALCON_FALCON_IRQSTAT") {
+    pub struct FalconIrqstat @ [FalconBase + 0x008]
+        hwref("NV_PFALCON_FALCON_IRQSTAT"; absent [AD102, GH100, GB100, GB202])
+    {
         /// The falcon halted.
         halt / with_halt: bool = 4:4, hwref("HALT");
         /// Software interrupt 0.
@@ -71,39 +75,49 @@ register! {
 
     /// `NV_PFALCON_FALCON_MAILBOX0`: scratch shared with the firmware (boot arguments in,
     /// error codes out).
-    pub struct FalconMailbox0 @ [FalconBase + 0x040] hwref("NV_PFALCON_FALCON_MAILBOX0") {
+    pub struct FalconMailbox0 @ [FalconBase + 0x040]
+        hwref("NV_PFALCON_FALCON_MAILBOX0"; absent [AD102, GB100, GB202])
+    {
         /// The mailbox value.
-        data / with_data: u32 = 31:0, hwref("DATA");
+        data / with_data: u32 = 31:0, hwref("DATA"; absent [GA102]);
     }
 
     /// `NV_PFALCON_FALCON_MAILBOX1`: second mailbox.
-    pub struct FalconMailbox1 @ [FalconBase + 0x044] hwref("NV_PFALCON_FALCON_MAILBOX1") {
+    pub struct FalconMailbox1 @ [FalconBase + 0x044]
+        hwref("NV_PFALCON_FALCON_MAILBOX1"; absent [AD102, GB100, GB202])
+    {
         /// The mailbox value.
-        data / with_data: u32 = 31:0, hwref("DATA");
+        data / with_data: u32 = 31:0, hwref("DATA"; absent [GA102]);
     }
 
     /// `NV_PFALCON_FALCON_OS`: the running ucode's version (written by the driver for
     /// booter, read back for diagnostics).
-    pub struct FalconOs @ [FalconBase + 0x080] hwref("NV_PFALCON_FALCON_OS") {
+    pub struct FalconOs @ [FalconBase + 0x080]
+        hwref("NV_PFALCON_FALCON_OS"; absent [AD102, GB100, GB202])
+    {
         /// The version.
-        version / with_version: u32 = 31:0, hwref("VERSION");
+        version / with_version: u32 = 31:0, hwref("VERSION"; absent [GA102]);
     }
 
     /// `NV_PFALCON_FALCON_HWCFG2`: falcon capabilities and boot-ROM state.
-    pub struct FalconHwcfg2 @ [FalconBase + 0x0f4] hwref("NV_PFALCON_FALCON_HWCFG2") {
+    pub struct FalconHwcfg2 @ [FalconBase + 0x0f4]
+        hwref("NV_PFALCON_FALCON_HWCFG2"; absent [AD102, GB100, GB202])
+    {
         /// The engine has a RISC-V core.
         riscv / with_riscv: bool = 10:10, hwref("RISCV");
         /// Memory scrubbing still pending (0 = done).
         mem_scrubbing / with_mem_scrubbing: bool = 12:12, hwref("MEM_SCRUBBING");
         /// The RISC-V boot ROM still holds privilege lockdown (0 = released: FMC running).
         riscv_br_priv_lockdown / with_riscv_br_priv_lockdown: bool = 13:13,
-            hwref("RISCV_BR_PRIV_LOCKDOWN");
+            hwref("RISCV_BR_PRIV_LOCKDOWN"; absent [GA102]);
         /// The engine may be reset (GA102 addendum; not this bit on GH100).
-        reset_ready / with_reset_ready: bool = 31:31, hwref("RESET_READY");
+        reset_ready / with_reset_ready: bool = 31:31, hwref("RESET_READY"; absent [GH100]);
     }
 
     /// `NV_PFALCON_FALCON_CPUCTL`: falcon CPU control.
-    pub struct FalconCpuctl @ [FalconBase + 0x100] hwref("NV_PFALCON_FALCON_CPUCTL") {
+    pub struct FalconCpuctl @ [FalconBase + 0x100]
+        hwref("NV_PFALCON_FALCON_CPUCTL"; absent [AD102, GH100, GB100, GB202])
+    {
         /// Start the falcon CPU.
         startcpu / with_startcpu: bool = 1:1, hwref("STARTCPU");
         /// The falcon CPU is halted.
@@ -113,16 +127,22 @@ register! {
     }
 
     /// `NV_PFALCON_FALCON_BOOTVEC`: the IMEM address the falcon starts at.
-    pub struct FalconBootvec @ [FalconBase + 0x104] hwref("NV_PFALCON_FALCON_BOOTVEC") {}
+    pub struct FalconBootvec @ [FalconBase + 0x104]
+        hwref("NV_PFALCON_FALCON_BOOTVEC"; absent [AD102, GH100, GB100, GB202])
+    {}
 
     /// `NV_PFALCON_FALCON_HWCFG`: memory sizes.
-    pub struct FalconHwcfg @ [FalconBase + 0x108] hwref("NV_PFALCON_FALCON_HWCFG") {
+    pub struct FalconHwcfg @ [FalconBase + 0x108]
+        hwref("NV_PFALCON_FALCON_HWCFG"; absent [AD102, GH100, GB100, GB202])
+    {
         /// IMEM size in 256-byte blocks.
         imem_size / with_imem_size: u16 = 8:0, hwref("IMEM_SIZE");
     }
 
     /// `NV_PFALCON_FALCON_DMACTL`: DMA control and scrubbing status.
-    pub struct FalconDmactl @ [FalconBase + 0x10c] hwref("NV_PFALCON_FALCON_DMACTL") {
+    pub struct FalconDmactl @ [FalconBase + 0x10c]
+        hwref("NV_PFALCON_FALCON_DMACTL"; absent [AD102, GH100, GB100, GB202])
+    {
         /// DMA requires a context.
         require_ctx / with_require_ctx: bool = 0:0, hwref("REQUIRE_CTX");
         /// DMEM scrubbing pending (0 = done).
@@ -132,19 +152,25 @@ register! {
     }
 
     /// `NV_PFALCON_FALCON_DMATRFBASE`: DMA source/target base, bits 39:8 of the address.
-    pub struct FalconDmatrfbase @ [FalconBase + 0x110] hwref("NV_PFALCON_FALCON_DMATRFBASE") {
+    pub struct FalconDmatrfbase @ [FalconBase + 0x110]
+        hwref("NV_PFALCON_FALCON_DMATRFBASE"; absent [AD102, GH100, GB100, GB202])
+    {
         /// Address bits 39:8.
         base / with_base: u32 = 31:0, hwref("BASE");
     }
 
     /// `NV_PFALCON_FALCON_DMATRFMOFFS`: offset into IMEM/DMEM of a DMA transfer.
-    pub struct FalconDmatrfmoffs @ [FalconBase + 0x114] hwref("NV_PFALCON_FALCON_DMATRFMOFFS") {
+    pub struct FalconDmatrfmoffs @ [FalconBase + 0x114]
+        hwref("NV_PFALCON_FALCON_DMATRFMOFFS"; absent [AD102, GH100, GB100, GB202])
+    {
         /// Falcon memory offset.
         offs / with_offs: u32 = 23:0, hwref("OFFS");
     }
 
     /// `NV_PFALCON_FALCON_DMATRFCMD`: starts a DMA transfer; reads back its state.
-    pub struct FalconDmatrfcmd @ [FalconBase + 0x118] hwref("NV_PFALCON_FALCON_DMATRFCMD") {
+    pub struct FalconDmatrfcmd @ [FalconBase + 0x118]
+        hwref("NV_PFALCON_FALCON_DMATRFCMD"; absent [AD102, GH100, GB100, GB202])
+    {
         /// The DMA queue is full.
         full / with_full: bool = 0:0, hwref("FULL");
         /// The DMA engine is idle.
@@ -164,25 +190,33 @@ register! {
     }
 
     /// `NV_PFALCON_FALCON_DMATRFFBOFFS`: offset from `DMATRFBASE` of a DMA transfer.
-    pub struct FalconDmatrffboffs @ [FalconBase + 0x11c] hwref("NV_PFALCON_FALCON_DMATRFFBOFFS") {
+    pub struct FalconDmatrffboffs @ [FalconBase + 0x11c]
+        hwref("NV_PFALCON_FALCON_DMATRFFBOFFS"; absent [AD102, GH100, GB100, GB202])
+    {
         /// External memory offset.
         offs / with_offs: u32 = 31:0, hwref("OFFS");
     }
 
     /// `NV_PFALCON_FALCON_DMATRFBASE1`: DMA base, bits 48:40 of the address.
-    pub struct FalconDmatrfbase1 @ [FalconBase + 0x128] hwref("NV_PFALCON_FALCON_DMATRFBASE1") {
+    pub struct FalconDmatrfbase1 @ [FalconBase + 0x128]
+        hwref("NV_PFALCON_FALCON_DMATRFBASE1"; absent [AD102, GH100, GB100, GB202])
+    {
         /// Address bits 48:40.
         base / with_base: u16 = 8:0, hwref("BASE");
     }
 
     /// `NV_PFALCON_FALCON_CPUCTL_ALIAS`: CPU control when `CPUCTL.ALIAS_EN` is set.
-    pub struct FalconCpuctlAlias @ [FalconBase + 0x130] hwref("NV_PFALCON_FALCON_CPUCTL_ALIAS") {
+    pub struct FalconCpuctlAlias @ [FalconBase + 0x130]
+        hwref("NV_PFALCON_FALCON_CPUCTL_ALIAS"; absent [AD102, GH100, GB100, GB202])
+    {
         /// Start the falcon CPU.
         startcpu / with_startcpu: bool = 1:1, hwref("STARTCPU");
     }
 
     /// `NV_PFALCON_FALCON_IMEMC(0)`: IMEM port 0 control (the only port used).
-    pub struct FalconImemc @ [FalconBase + 0x180] hwref("NV_PFALCON_FALCON_IMEMC"[0]) {
+    pub struct FalconImemc @ [FalconBase + 0x180]
+        hwref("NV_PFALCON_FALCON_IMEMC"[0]; absent [AD102, GH100, GB100, GB202])
+    {
         /// Word offset within the block.
         offs / with_offs: u8 = 7:2, hwref("OFFS");
         /// 256-byte block.
@@ -194,19 +228,25 @@ register! {
     }
 
     /// `NV_PFALCON_FALCON_IMEMD(0)`: IMEM port 0 data.
-    pub struct FalconImemd @ [FalconBase + 0x184] hwref("NV_PFALCON_FALCON_IMEMD"[0]) {
+    pub struct FalconImemd @ [FalconBase + 0x184]
+        hwref("NV_PFALCON_FALCON_IMEMD"[0]; absent [AD102, GH100, GB100, GB202])
+    {
         /// The word.
         data / with_data: u32 = 31:0, hwref("DATA");
     }
 
     /// `NV_PFALCON_FALCON_IMEMT(0)`: IMEM port 0 tag.
-    pub struct FalconImemt @ [FalconBase + 0x188] hwref("NV_PFALCON_FALCON_IMEMT"[0]) {
+    pub struct FalconImemt @ [FalconBase + 0x188]
+        hwref("NV_PFALCON_FALCON_IMEMT"[0]; absent [AD102, GH100, GB100, GB202])
+    {
         /// The tag.
         tag / with_tag: u16 = 15:0, hwref("TAG");
     }
 
     /// `NV_PFALCON_FALCON_DMEMC(0)`: DMEM port 0 control.
-    pub struct FalconDmemc @ [FalconBase + 0x1c0] hwref("NV_PFALCON_FALCON_DMEMC"[0]) {
+    pub struct FalconDmemc @ [FalconBase + 0x1c0]
+        hwref("NV_PFALCON_FALCON_DMEMC"[0]; absent [AD102, GH100, GB100, GB202])
+    {
         /// Word offset within the block.
         offs / with_offs: u8 = 7:2, hwref("OFFS");
         /// 256-byte block.
@@ -214,11 +254,13 @@ register! {
         /// Auto-increment on write.
         aincw / with_aincw: bool = 24:24, hwref("AINCW");
         /// Auto-increment on read.
-        aincr / with_aincr: bool = 25:25, hwref("AINCR");
+        aincr / with_aincr: bool = 25:25, hwref("AINCR"; absent [GA102]);
     }
 
     /// `NV_PFALCON_FALCON_DMEMD(0)`: DMEM port 0 data.
-    pub struct FalconDmemd @ [FalconBase + 0x1c4] hwref("NV_PFALCON_FALCON_DMEMD"[0]) {
+    pub struct FalconDmemd @ [FalconBase + 0x1c4]
+        hwref("NV_PFALCON_FALCON_DMEMD"[0]; absent [AD102, GH100, GB100, GB202])
+    {
         /// The word.
         data / with_data: u32 = 31:0, hwref("DATA");
     }
@@ -226,22 +268,24 @@ register! {
     /// `NV_P<engine>_FALCON_ENGINE`: engine reset (hwref defines it per engine, e.g.
     /// `NV_PGSP_FALCON_ENGINE` = 0x1103c0, `NV_PSEC_FALCON_ENGINE` = 0x8403c0).
     pub struct FalconEngine @ [FalconBase + 0x3c0]
-        hwref("NV_PGSP_FALCON_ENGINE" at FalconBase::GSP)
+        hwref("NV_PGSP_FALCON_ENGINE" at FalconBase::GSP; absent [AD102, GB202])
     {
         /// Hold the engine in reset.
         reset / with_reset: bool = 0:0, hwref("RESET");
         /// Reset state (Hopper+): 0 asserted, 2 deasserted.
-        reset_status / with_reset_status: u8 = 10:8, hwref("RESET_STATUS");
+        reset_status / with_reset_status: u8 = 10:8, hwref("RESET_STATUS"; absent [GA102]);
     }
 
     /// `NV_PRISCV_RISCV_CPUCTL`: RISC-V core control.
-    pub struct RiscvCpuctl @ [RiscvBase + 0x388] hwref("NV_PRISCV_RISCV_CPUCTL") {
+    pub struct RiscvCpuctl @ [RiscvBase + 0x388]
+        hwref("NV_PRISCV_RISCV_CPUCTL"; absent [AD102, GB100, GB202])
+    {
         /// Start the RISC-V core.
-        startcpu / with_startcpu: bool = 0:0, hwref("STARTCPU");
+        startcpu / with_startcpu: bool = 0:0, hwref("STARTCPU"; absent [GA102]);
         /// The core is halted.
         halted / with_halted: bool = 4:4, hwref("HALTED");
         /// The core is stopped.
-        stopped / with_stopped: bool = 5:5, hwref("STOPPED");
+        stopped / with_stopped: bool = 5:5, hwref("STOPPED"; absent [GA102]);
         /// The core is active.
         active_stat / with_active_stat: bool = 7:7, hwref("ACTIVE_STAT");
     }
@@ -249,13 +293,17 @@ register! {
     /// `NV_PRISCV_RISCV_BR_RETCODE`: the RISC-V boot ROM's result. No published hwref
     /// header defines it; offset and field follow nova-core (`regs.rs`): result 2 = fail,
     /// 3 = pass, 0/1 = still running.
-    pub struct RiscvBrRetcode @ [RiscvBase + 0x65c] hwref("NV_PRISCV_RISCV_BR_RETCODE") {
+    pub struct RiscvBrRetcode @ [RiscvBase + 0x65c]
+        hwref("NV_PRISCV_RISCV_BR_RETCODE"; absent [GA102, AD102, GH100, GB100, GB202])
+    {
         /// Boot ROM result.
         result / with_result: u8 = 1:0, hwref("RESULT");
     }
 
     /// `NV_PRISCV_RISCV_BCR_CTRL`: boot configuration of the RISC-V core.
-    pub struct RiscvBcrCtrl @ [RiscvBase + 0x668] hwref("NV_PRISCV_RISCV_BCR_CTRL") {
+    pub struct RiscvBcrCtrl @ [RiscvBase + 0x668]
+        hwref("NV_PRISCV_RISCV_BCR_CTRL"; absent [AD102, GH100, GB100, GB202])
+    {
         /// The boot configuration is valid.
         valid / with_valid: bool = 0:0, hwref("VALID");
         /// 0 = falcon core, 1 = RISC-V core.
@@ -266,7 +314,9 @@ register! {
 
     /// `NV_PGSP_QUEUE_HEAD(i)`: GSP command-queue doorbells; writing head 0 tells GSP-RM a
     /// command is queued.
-    pub struct GspQueueHead @ [0x0011_0c00; stride 8; count 8] hwref("NV_PGSP_QUEUE_HEAD") {
+    pub struct GspQueueHead @ [0x0011_0c00; stride 8; count 8]
+        hwref("NV_PGSP_QUEUE_HEAD"; absent [AD102, GH100, GB100, GB202])
+    {
         /// The head value.
         head / with_head: u32 = 31:0, hwref("ADDRESS");
     }

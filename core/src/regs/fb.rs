@@ -15,20 +15,26 @@ register! {
     /// `NV_PFB_PRI_MMU_WPR2_ADDR_LO`: start of the WPR2 secure region (address >> 12 in
     /// bits 31:4). The published headers have it only for TU102; Ampere to Blackwell keep the
     /// address (as the notes and tinygrad use it).
-    pub struct PfbWpr2AddrLo @ [0x001f_a824] hwref("NV_PFB_PRI_MMU_WPR2_ADDR_LO") {
+    pub struct PfbWpr2AddrLo @ [0x001f_a824]
+        hwref("NV_PFB_PRI_MMU_WPR2_ADDR_LO"; absent [GA102, AD102, GH100, GB100, GB202])
+    {
         /// Address bits 43:12 (`_ALIGNMENT` 12).
         val / with_val: u32 = 31:4, hwref("VAL");
     }
 
     /// `NV_PFB_PRI_MMU_WPR2_ADDR_HI`: end of WPR2; non-zero means a previous boot left
     /// secure state behind (reset before booting again).
-    pub struct PfbWpr2AddrHi @ [0x001f_a828] hwref("NV_PFB_PRI_MMU_WPR2_ADDR_HI") {
+    pub struct PfbWpr2AddrHi @ [0x001f_a828]
+        hwref("NV_PFB_PRI_MMU_WPR2_ADDR_HI"; absent [GA102, AD102, GH100, GB100, GB202])
+    {
         /// Address bits 43:12 (`_ALIGNMENT` 12).
         val / with_val: u32 = 31:4, hwref("VAL");
     }
 
     /// `NV_USABLE_FB_SIZE_IN_MB` (= `NV_PGC6_AON_SECURE_SCRATCH_GROUP_42`): VRAM size in MiB.
-    pub struct UsableFbSizeInMb @ [0x0011_83a4] hwref("NV_USABLE_FB_SIZE_IN_MB") {
+    pub struct UsableFbSizeInMb @ [0x0011_83a4]
+        hwref("NV_USABLE_FB_SIZE_IN_MB"; absent [AD102, GH100, GB100, GB202])
+    {
         /// Size in MiB.
         value / with_value: u32 = 31:0, hwref("VALUE");
     }
@@ -36,7 +42,7 @@ register! {
     /// `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT` (= `..._GROUP_05(0)`): VBIOS
     /// devinit progress; 0xff when the GPU finished its own boot after reset.
     pub struct GfwBootProgress @ [0x0011_8234]
-        hwref("NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT",
+        hwref("NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT"; absent [AD102],
               only Arch::Turing | Arch::Ampere | Arch::Ada)
     {
         /// Progress; `_PROGRESS_COMPLETED` = 0xff.
@@ -47,7 +53,7 @@ register! {
     /// Ada; the published header is GA100's).
     pub struct PfbNisoFlushSysmemAddr @ [match arch {
         Arch::Turing | Arch::Ampere | Arch::Ada => 0x0010_0c10,
-    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR") {
+    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR"; absent [GA102, AD102]) {
         /// Address bits 39:8.
         adr_39_08 / with_adr_39_08: u32 = 31:0, hwref("ADR_39_08");
     }
@@ -55,7 +61,7 @@ register! {
     /// `NV_PFB_NISO_FLUSH_SYSMEM_ADDR_HI`: sysmem flush buffer, address bits 63:40.
     pub struct PfbNisoFlushSysmemAddrHi @ [match arch {
         Arch::Turing | Arch::Ampere | Arch::Ada => 0x0010_0c40,
-    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR_HI") {
+    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR_HI"; absent [GA102, AD102]) {
         /// Address bits 63:40.
         adr_63_40 / with_adr_63_40: u32 = 23:0, hwref("ADR_63_40");
     }
@@ -80,7 +86,7 @@ register! {
     /// `NV_PBUS_BAR1_BLOCK`: BAR1 instance block, Turing to Ada (Hopper moved it to
     /// [`VfBar1BlockLowAddr`](super::vm::VfBar1BlockLowAddr)).
     pub struct PbusBar1Block @ [0x0000_1704]
-        hwref("NV_PBUS_BAR1_BLOCK", only Arch::Turing | Arch::Ampere | Arch::Ada)
+        hwref("NV_PBUS_BAR1_BLOCK"; absent [GA102], only Arch::Turing | Arch::Ampere | Arch::Ada)
     {
         /// Instance block address >> 12 (`_PTR_SHIFT`).
         ptr / with_ptr: u32 = 27:0, hwref("PTR");

@@ -10,7 +10,8 @@ use crate::chip::Arch;
 register! {
     /// `NV_PFSP_EMEMC(i)`: EMEM port control of channel `i`.
     pub struct FspEmemc @ [0x008f_2ac0; stride 8; count 8]
-        hwref("NV_PFSP_EMEMC", only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
+        hwref("NV_PFSP_EMEMC"; absent [GB100, GB202],
+              only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// Word offset within the block.
         offs / with_offs: u8 = 7:2, hwref("OFFS");
@@ -24,7 +25,8 @@ register! {
 
     /// `NV_PFSP_EMEMD(i)`: EMEM port data of channel `i`.
     pub struct FspEmemd @ [0x008f_2ac4; stride 8; count 8]
-        hwref("NV_PFSP_EMEMD", only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
+        hwref("NV_PFSP_EMEMD"; absent [GB100, GB202],
+              only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// The word.
         data / with_data: u32 = 31:0, hwref("DATA");
@@ -33,7 +35,8 @@ register! {
     /// `NV_PFSP_QUEUE_HEAD(i)`: head of the CPU→FSP queue of channel `i`; writing it
     /// interrupts the FSP, so it is written last.
     pub struct FspQueueHead @ [0x008f_2c00; stride 8; count 8]
-        hwref("NV_PFSP_QUEUE_HEAD", only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
+        hwref("NV_PFSP_QUEUE_HEAD"; absent [GB100, GB202],
+              only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// EMEM offset of the head.
         head / with_head: u32 = 31:0, hwref("ADDRESS");
@@ -41,7 +44,8 @@ register! {
 
     /// `NV_PFSP_QUEUE_TAIL(i)`: tail of the CPU→FSP queue (offset of the last dword).
     pub struct FspQueueTail @ [0x008f_2c04; stride 8; count 8]
-        hwref("NV_PFSP_QUEUE_TAIL", only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
+        hwref("NV_PFSP_QUEUE_TAIL"; absent [GB100, GB202],
+              only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// EMEM offset of the tail.
         tail / with_tail: u32 = 31:0, hwref("ADDRESS");
@@ -49,7 +53,8 @@ register! {
 
     /// `NV_PFSP_MSGQ_HEAD(i)`: head of the FSP→CPU reply queue of channel `i`.
     pub struct FspMsgqHead @ [0x008f_2c80; stride 8; count 8]
-        hwref("NV_PFSP_MSGQ_HEAD", only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
+        hwref("NV_PFSP_MSGQ_HEAD"; absent [GB100, GB202],
+              only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// EMEM offset of the head.
         head / with_head: u32 = 31:0, hwref("VAL");
@@ -57,17 +62,18 @@ register! {
 
     /// `NV_PFSP_MSGQ_TAIL(i)`: tail of the FSP→CPU reply queue of channel `i`.
     pub struct FspMsgqTail @ [0x008f_2c84; stride 8; count 8]
-        hwref("NV_PFSP_MSGQ_TAIL", only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
+        hwref("NV_PFSP_MSGQ_TAIL"; absent [GB100, GB202],
+              only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// EMEM offset of the tail.
         tail / with_tail: u32 = 31:0, hwref("VAL");
     }
 
     /// `NV_THERM_I2CS_SCRATCH`: FSP boot status (`_FSP_BOOT_COMPLETE_STATUS_SUCCESS` = 0xff
-    /// once the FSP is ready). Its address moved between Hopper and Blackwell.
+    /// once the FSP is ready). GB20x moved it (0xad00bc; GH100 and GB100 have 0x200bc).
     pub struct ThermI2csScratch @ [match arch {
-        Arch::Hopper => 0x0002_00bc,
-        Arch::BlackwellGb10x | Arch::BlackwellGb20x => 0x00ad_00bc,
+        Arch::Hopper | Arch::BlackwellGb10x => 0x0002_00bc,
+        Arch::BlackwellGb20x => 0x00ad_00bc,
     }] hwref("NV_THERM_I2CS_SCRATCH") {
         /// The scratch value.
         data / with_data: u32 = 31:0, hwref("DATA");

@@ -68,7 +68,8 @@ macro_rules! register {
 
             $(
                 $(#[$fmeta])*
-                #[doc = concat!("\n\nBits ", stringify!($hi), ":", stringify!($lo), " (`", $hw, "_", $fhw, "`).")]
+                #[doc = concat!("\n\nBits ", stringify!($hi), ":", stringify!($lo),
+                    " (`", $hw, "_", $fhw, "`).")]
                 #[inline]
                 pub fn $field(self) -> $fty {
                     <$fty as $crate::regs::FieldValue>::from_bits(
@@ -76,8 +77,9 @@ macro_rules! register {
                     )
                 }
 
-                #[doc = concat!("This value with `", stringify!($field), "` (bits ", stringify!($hi), ":",
-                    stringify!($lo), ") set to `value`; bits of `value` above the field's width are dropped.")]
+                #[doc = concat!("This value with `", stringify!($field), "` (bits ",
+                    stringify!($hi), ":", stringify!($lo), ") set to `value`; bits of `value` ",
+                    "above the field's width are dropped.")]
                 #[inline]
                 #[must_use]
                 pub fn $setter(self, value: $fty) -> Self {
@@ -174,7 +176,8 @@ macro_rules! register {
     };
 
     // An array of registers: base + index * stride, index below count.
-    (@addr $name:ident, $hw:literal, [$base:literal; stride $stride:literal; count $count:literal]) => {
+    (@addr $name:ident, $hw:literal,
+        [$base:literal; stride $stride:literal; count $count:literal]) => {
         impl $name {
             /// BAR0 address of element 0.
             pub const BASE: u32 = $base;

@@ -50,7 +50,7 @@ macro_rules! unsigned_field_value {
         impl FieldValue for $ty {
             const BITS: u32 = <$ty>::BITS;
             fn from_bits(bits: u32) -> Self {
-                // The caller masked `bits` to the field width, which fits (checked at compile time).
+                // `bits` is masked to the field width, which fits (checked at compile time).
                 bits as $ty
             }
             fn into_bits(self) -> u32 {

@@ -17,7 +17,7 @@ register! {
     /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB`: page directory base of the address
     /// space to invalidate (low part).
     pub struct VfMmuInvalidatePdb @ [0x30a0 in VF_WINDOW]
-        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB")
+        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB"; absent [GA102, AD102, GH100, GB202])
     {
         /// 0 VRAM, 1 sysmem.
         aperture / with_aperture: bool = 1:1, hwref("APERTURE");
@@ -27,7 +27,8 @@ register! {
 
     /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_UPPER_PDB`: PDB address bits 59:40.
     pub struct VfMmuInvalidateUpperPdb @ [0x30a4 in VF_WINDOW]
-        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_UPPER_PDB")
+        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_UPPER_PDB";
+              absent [GA102, AD102, GH100, GB202])
     {
         /// PDB address bits 59:40.
         addr / with_addr: u32 = 19:0, hwref("ADDR");
@@ -35,7 +36,7 @@ register! {
 
     /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE`: triggers a TLB invalidate.
     pub struct VfMmuInvalidate @ [0x30b0 in VF_WINDOW]
-        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE")
+        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE"; absent [GA102, AD102, GH100, GB202])
     {
         /// Invalidate every virtual address.
         all_va / with_all_va: bool = 0:0, hwref("ALL_VA");
@@ -57,7 +58,7 @@ register! {
 
     /// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR`: BAR1 instance block, Hopper+.
     pub struct VfBar1BlockLowAddr @ [0x0f60 in VF_WINDOW]
-        hwref("NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR",
+        hwref("NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR"; absent [GB100, GB202],
               only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// A bind is pending.
@@ -75,7 +76,7 @@ register! {
     /// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_HIGH_ADDR`: instance block address bits
     /// 63:32, Hopper+.
     pub struct VfBar1BlockHighAddr @ [0x0f64 in VF_WINDOW]
-        hwref("NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_HIGH_ADDR",
+        hwref("NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_HIGH_ADDR"; absent [GB100, GB202],
               only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// Address bits 63:32.
@@ -86,7 +87,9 @@ register! {
     /// `NVC661_NOTIFY_CHANNEL_PENDING`); write a channel's work-submit token to it. Where
     /// the run-list doorbell enable sits differs (bit 30 on GB202, 22 on GB100, none on
     /// GH100), so it is not a field: tokens from GSP-RM are written as they come.
-    pub struct UsermodeDoorbell @ [0x30090 in VF_WINDOW] hwref("NV_VIRTUAL_FUNCTION_DOORBELL") {
+    pub struct UsermodeDoorbell @ [0x30090 in VF_WINDOW]
+        hwref("NV_VIRTUAL_FUNCTION_DOORBELL"; absent [GA102, AD102, GH100])
+    {
         /// Channel id (the doorbell vector).
         vector / with_vector: u16 = 11:0, hwref("VECTOR");
         /// Run list of the channel.

@@ -3,9 +3,10 @@
 //!
 //! Falcon registers are relative to an engine's falcon base ([`FalconBase`]); RISC-V core
 //! registers to the engine's second ("FALCON2") base ([`RiscvBase`], falcon base + 0x1000).
-//! Field layouts are those of Ampere and later; TU102's header has a narrower
-//! `DMATRFMOFFS_OFFS` (15:0) and `IMEMC_BLK`/`DMEMC_BLK` (15:8), and bit 31 of `HWCFG2` is
-//! `RESET_READY` on GA102 but part of `PRGN_RSVD_FUSE` (31:24) on GH100.
+//! Field layouts are those of Ampere and later. TU102's header has a narrower
+//! `DMATRFMOFFS_OFFS` (15:0) and `IMEMC_BLK`/`DMEMC_BLK` (15:8) (marked `narrower_in`, so on
+//! Turing keep those values below 2^16 and 2^8); bit 31 of `HWCFG2` is `RESET_READY` on GA102
+//! but part of `PRGN_RSVD_FUSE` (31:24) on GH100.
 
 use super::RegisterBase;
 use super::macros::register;
@@ -79,7 +80,7 @@ register! {
         hwref("NV_PFALCON_FALCON_MAILBOX0"; absent [AD102, GB100, GB202])
     {
         /// The mailbox value.
-        data / with_data: u32 = 31:0, hwref("DATA"; absent [GA102]);
+        data / with_data: u32 = 31:0, hwref("DATA"; absent [TU102, GA102]);
     }
 
     /// `NV_PFALCON_FALCON_MAILBOX1`: second mailbox.
@@ -87,7 +88,7 @@ register! {
         hwref("NV_PFALCON_FALCON_MAILBOX1"; absent [AD102, GB100, GB202])
     {
         /// The mailbox value.
-        data / with_data: u32 = 31:0, hwref("DATA"; absent [GA102]);
+        data / with_data: u32 = 31:0, hwref("DATA"; absent [TU102, GA102]);
     }
 
     /// `NV_PFALCON_FALCON_OS`: the running ucode's version (written by the driver for
@@ -96,7 +97,7 @@ register! {
         hwref("NV_PFALCON_FALCON_OS"; absent [AD102, GB100, GB202])
     {
         /// The version.
-        version / with_version: u32 = 31:0, hwref("VERSION"; absent [GA102]);
+        version / with_version: u32 = 31:0, hwref("VERSION"; absent [TU102, GA102]);
     }
 
     /// `NV_PFALCON_FALCON_HWCFG2`: falcon capabilities and boot-ROM state.
@@ -106,12 +107,12 @@ register! {
         /// The engine has a RISC-V core.
         riscv / with_riscv: bool = 10:10, hwref("RISCV");
         /// Memory scrubbing still pending (0 = done).
-        mem_scrubbing / with_mem_scrubbing: bool = 12:12, hwref("MEM_SCRUBBING");
+        mem_scrubbing / with_mem_scrubbing: bool = 12:12, hwref("MEM_SCRUBBING"; absent [TU102]);
         /// The RISC-V boot ROM still holds privilege lockdown (0 = released: FMC running).
         riscv_br_priv_lockdown / with_riscv_br_priv_lockdown: bool = 13:13,
-            hwref("RISCV_BR_PRIV_LOCKDOWN"; absent [GA102]);
+            hwref("RISCV_BR_PRIV_LOCKDOWN"; absent [TU102, GA102]);
         /// The engine may be reset (GA102 addendum; not this bit on GH100).
-        reset_ready / with_reset_ready: bool = 31:31, hwref("RESET_READY"; absent [GH100]);
+        reset_ready / with_reset_ready: bool = 31:31, hwref("RESET_READY"; absent [TU102, GH100]);
     }
 
     /// `NV_PFALCON_FALCON_CPUCTL`: falcon CPU control.
@@ -164,7 +165,8 @@ register! {
         hwref("NV_PFALCON_FALCON_DMATRFMOFFS"; absent [AD102, GH100, GB100, GB202])
     {
         /// Falcon memory offset.
-        offs / with_offs: u32 = 23:0, hwref("OFFS");
+        offs / with_offs: u32 = 23:0,
+            hwref("OFFS"; narrower_in [TU102]);
     }
 
     /// `NV_PFALCON_FALCON_DMATRFCMD`: starts a DMA transfer; reads back its state.
@@ -220,7 +222,7 @@ register! {
         /// Word offset within the block.
         offs / with_offs: u8 = 7:2, hwref("OFFS");
         /// 256-byte block.
-        blk / with_blk: u16 = 23:8, hwref("BLK");
+        blk / with_blk: u16 = 23:8, hwref("BLK"; narrower_in [TU102]);
         /// Auto-increment on write.
         aincw / with_aincw: bool = 24:24, hwref("AINCW");
         /// Secure (HS) code.
@@ -250,7 +252,7 @@ register! {
         /// Word offset within the block.
         offs / with_offs: u8 = 7:2, hwref("OFFS");
         /// 256-byte block.
-        blk / with_blk: u16 = 23:8, hwref("BLK");
+        blk / with_blk: u16 = 23:8, hwref("BLK"; narrower_in [TU102]);
         /// Auto-increment on write.
         aincw / with_aincw: bool = 24:24, hwref("AINCW");
         /// Auto-increment on read.
@@ -273,12 +275,12 @@ register! {
         /// Hold the engine in reset.
         reset / with_reset: bool = 0:0, hwref("RESET");
         /// Reset state (Hopper+): 0 asserted, 2 deasserted.
-        reset_status / with_reset_status: u8 = 10:8, hwref("RESET_STATUS"; absent [GA102]);
+        reset_status / with_reset_status: u8 = 10:8, hwref("RESET_STATUS"; absent [TU102, GA102]);
     }
 
     /// `NV_PRISCV_RISCV_CPUCTL`: RISC-V core control.
     pub struct RiscvCpuctl @ [RiscvBase + 0x388]
-        hwref("NV_PRISCV_RISCV_CPUCTL"; absent [AD102, GB100, GB202])
+        hwref("NV_PRISCV_RISCV_CPUCTL"; absent [TU102, AD102, GB100, GB202])
     {
         /// Start the RISC-V core.
         startcpu / with_startcpu: bool = 0:0, hwref("STARTCPU"; absent [GA102]);
@@ -294,7 +296,7 @@ register! {
     /// header defines it; offset and field follow nova-core (`regs.rs`): result 2 = fail,
     /// 3 = pass, 0/1 = still running.
     pub struct RiscvBrRetcode @ [RiscvBase + 0x65c]
-        hwref("NV_PRISCV_RISCV_BR_RETCODE"; absent [GA102, AD102, GH100, GB100, GB202])
+        hwref("NV_PRISCV_RISCV_BR_RETCODE"; absent [TU102, GA102, AD102, GH100, GB100, GB202])
     {
         /// Boot ROM result.
         result / with_result: u8 = 1:0, hwref("RESULT");
@@ -302,7 +304,7 @@ register! {
 
     /// `NV_PRISCV_RISCV_BCR_CTRL`: boot configuration of the RISC-V core.
     pub struct RiscvBcrCtrl @ [RiscvBase + 0x668]
-        hwref("NV_PRISCV_RISCV_BCR_CTRL"; absent [AD102, GH100, GB100, GB202])
+        hwref("NV_PRISCV_RISCV_BCR_CTRL"; absent [TU102, AD102, GH100, GB100, GB202])
     {
         /// The boot configuration is valid.
         valid / with_valid: bool = 0:0, hwref("VALID");

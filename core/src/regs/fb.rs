@@ -33,7 +33,7 @@ register! {
 
     /// `NV_USABLE_FB_SIZE_IN_MB` (= `NV_PGC6_AON_SECURE_SCRATCH_GROUP_42`): VRAM size in MiB.
     pub struct UsableFbSizeInMb @ [0x0011_83a4]
-        hwref("NV_USABLE_FB_SIZE_IN_MB"; absent [AD102, GH100, GB100, GB202])
+        hwref("NV_USABLE_FB_SIZE_IN_MB"; absent [TU102, AD102, GH100, GB100, GB202])
     {
         /// Size in MiB.
         value / with_value: u32 = 31:0, hwref("VALUE");
@@ -53,7 +53,7 @@ register! {
     /// Ada; the published header is GA100's).
     pub struct PfbNisoFlushSysmemAddr @ [match arch {
         Arch::Turing | Arch::Ampere | Arch::Ada => 0x0010_0c10,
-    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR"; absent [GA102, AD102]) {
+    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR"; absent [TU102, GA102, AD102]) {
         /// Address bits 39:8.
         adr_39_08 / with_adr_39_08: u32 = 31:0, hwref("ADR_39_08");
     }
@@ -61,7 +61,7 @@ register! {
     /// `NV_PFB_NISO_FLUSH_SYSMEM_ADDR_HI`: sysmem flush buffer, address bits 63:40.
     pub struct PfbNisoFlushSysmemAddrHi @ [match arch {
         Arch::Turing | Arch::Ampere | Arch::Ada => 0x0010_0c40,
-    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR_HI"; absent [GA102, AD102]) {
+    }] hwref("NV_PFB_NISO_FLUSH_SYSMEM_ADDR_HI"; absent [TU102, GA102, AD102]) {
         /// Address bits 63:40.
         adr_63_40 / with_adr_63_40: u32 = 23:0, hwref("ADR_63_40");
     }

@@ -30,7 +30,9 @@
 //! `n` of an `NAME(i)` array), `at BASE` (the define is absolute, at `BASE` + offset),
 //! `; absent [CHIPS]` (the published headers of those chips lack the define: the test checks
 //! that they really do), `, only PATTERN` (the register exists only on matching `Arch`es).
-//! A field's `hwref("SUFFIX"; absent [CHIPS])` names `<register define>_<SUFFIX>`.
+//! A field's `hwref("SUFFIX"; absent [CHIPS]; narrower_in [CHIPS])` names
+//! `<register define>_<SUFFIX>`; `narrower_in` lists chips whose header gives the field the
+//! same low bit but fewer bits (the bits above are reserved there; the test checks that too).
 
 /// Defines typed BAR0 registers; see the [module documentation](self).
 macro_rules! register {
@@ -43,7 +45,8 @@ macro_rules! register {
             $(
                 $(#[$fmeta:meta])*
                 $field:ident / $setter:ident : $fty:ty = $hi:literal : $lo:literal,
-                    hwref($fhw:literal $(; absent [$($fabsent:ident),* $(,)?])?);
+                    hwref($fhw:literal $(; absent [$($fabsent:ident),* $(,)?])?
+                          $(; narrower_in [$($fnarrow:ident),* $(,)?])?);
             )*
         }
     ) => {
@@ -109,6 +112,7 @@ macro_rules! register {
                             hi: $hi,
                             lo: $lo,
                             absent_in: &[$($($crate::chip::Chip::$fabsent),*)?],
+                            narrower_in: &[$($($crate::chip::Chip::$fnarrow),*)?],
                         },
                     )*],
                     absent_in: &[$($($crate::chip::Chip::$absent),*)?],

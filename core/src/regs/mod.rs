@@ -2,7 +2,7 @@
 //!
 //! Each register is defined once with the [`register!`](macros) macro, named after and
 //! checked against the hwref define it mirrors (`tests/regs_hwref.rs` parses NVIDIA's
-//! published headers for GA102, AD102, GH100, GB100 and GB202 and compares every address and
+//! published headers for TU102, GA102, AD102, GH100, GB100 and GB202 and compares every address and
 //! every field position claimed here, via [`hwref_table`]).
 //!
 //! Modules: [`pmc`] (chip identification), [`falcon`] (falcon and RISC-V engine control),
@@ -178,6 +178,8 @@ pub struct HwrefField {
     pub lo: u32,
     /// Chips whose published headers lack this field's define.
     pub absent_in: &'static [Chip],
+    /// Chips whose headers define the field with the same `lo` but a lower `hi`.
+    pub narrower_in: &'static [Chip],
 }
 
 /// One register a definition claims.
@@ -237,13 +239,13 @@ pub fn hwref_bases() -> &'static [HwrefBase] {
         HwrefBase {
             name: "NV_FALCON2_SEC_BASE",
             value: RiscvBase::SEC2.0,
-            absent_in: &[AD102, GH100, GB100, GB202],
+            absent_in: &[TU102, AD102, GH100, GB100, GB202],
         },
         // FSP falcon base + NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2(0) (0x320, tu102 header).
         HwrefBase {
             name: "NV_PFSP_FALCON_COMMON_SCRATCH_GROUP_2",
             value: FalconBase::FSP.0 + 0x320,
-            absent_in: &[GA102, AD102],
+            absent_in: &[TU102, GA102, AD102],
         },
         HwrefBase {
             name: "NV_VIRTUAL_FUNCTION_FULL_PHYS_OFFSET",

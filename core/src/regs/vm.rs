@@ -91,9 +91,9 @@ register! {
         hwref("NV_VIRTUAL_FUNCTION_DOORBELL"; absent [GA102, AD102, GH100])
     {
         /// Channel id (the doorbell vector).
-        vector / with_vector: u16 = 11:0, hwref("VECTOR");
+        vector / with_vector: u16 = 11:0, hwref("VECTOR"; absent [TU102]);
         /// Run list of the channel.
-        runlist_id / with_runlist_id: u8 = 22:16, hwref("RUNLIST_ID");
+        runlist_id / with_runlist_id: u8 = 22:16, hwref("RUNLIST_ID"; absent [TU102]);
     }
 }
 

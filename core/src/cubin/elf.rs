@@ -134,10 +134,10 @@ pub struct Elf<'a> {
 impl<'a> Elf<'a> {
     /// Parses and validates the header and every section header.
     pub fn parse(data: &'a [u8]) -> Result<Self, CubinError> {
-        let ident = bytes(data, 0, 16, "ELF identification")?;
-        if &ident[..4] != b"\x7fELF" {
+        if data.get(..4) != Some(b"\x7fELF".as_slice()) {
             return Err(CubinError::NotElf);
         }
+        let ident = bytes(data, 0, 16, "ELF identification")?;
         if ident[4] != 2 || ident[5] != 1 {
             return Err(CubinError::NotElf64LittleEndian {
                 class: ident[4],
@@ -153,6 +153,10 @@ impl<'a> Elf<'a> {
         let shentsize = u16_at(data, 58, "ELF header")? as usize;
         let shnum = u16_at(data, 60, "ELF header")? as usize;
         let shstrndx = u16_at(data, 62, "ELF header")? as usize;
+        let phoff = to_usize(u64_at(data, 32, "ELF header")?, "program header table")?;
+        let phnum = u16_at(data, 56, "ELF header")? as usize;
+        let phentsize = u16_at(data, 54, "ELF header")? as usize;
+        bytes(data, phoff, phnum * phentsize, "program header table")?;
         if shentsize != 64 {
             return Err(CubinError::Malformed {
                 what: "section header size is not 64",

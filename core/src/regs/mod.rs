@@ -6,6 +6,7 @@
 //! every field position claimed here, via [`hwref_table`]).
 //!
 //! Modules: [`pmc`] (chip identification), [`falcon`] (falcon and RISC-V engine control),
+//! [`falcon_hs`] (FBIF apertures and boot-ROM parameters for heavy-secure ucode),
 //! [`fsp`] (FSP message queues, FSP boot status), [`fb`] (framebuffer: WPR2, size, sysmem
 //! flush, BAR1 block), [`vm`] (the virtual-function window: TLB invalidate, doorbell).
 
@@ -17,12 +18,14 @@ use crate::chip::{Arch, Chip};
 pub(crate) mod macros;
 
 pub mod falcon;
+pub mod falcon_hs;
 pub mod fb;
 pub mod fsp;
 pub mod pmc;
 pub mod vm;
 
 pub use falcon::{FalconBase, RiscvBase};
+pub use falcon_hs::FbifBase;
 pub use pmc::{PmcBoot0, PmcBoot42};
 
 /// A Rust type that a register field reads as.
@@ -211,6 +214,7 @@ pub fn hwref_table(arch: Arch) -> Vec<HwrefRegister> {
     let mut table = Vec::new();
     pmc::hwref_entries(arch, &mut table);
     falcon::hwref_entries(arch, &mut table);
+    falcon_hs::hwref_entries(arch, &mut table);
     fsp::hwref_entries(arch, &mut table);
     fb::hwref_entries(arch, &mut table);
     vm::hwref_entries(arch, &mut table);
@@ -229,6 +233,16 @@ pub fn hwref_bases() -> &'static [HwrefBase] {
         HwrefBase {
             name: "NV_PSEC",
             value: FalconBase::SEC2.0,
+            absent_in: &[AD102, GH100, GB100, GB202],
+        },
+        HwrefBase {
+            name: "NV_PGSP_FBIF_BASE",
+            value: FbifBase::GSP.0,
+            absent_in: &[AD102, GH100, GB100, GB202],
+        },
+        HwrefBase {
+            name: "NV_PSEC_FBIF_BASE",
+            value: FbifBase::SEC2.0,
             absent_in: &[AD102, GH100, GB100, GB202],
         },
         HwrefBase {

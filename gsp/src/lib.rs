@@ -8,3 +8,10 @@ extern crate alloc;
 pub mod abi;
 
 pub mod rm;
+pub mod boot;
+pub mod fsp;
+pub mod libos;
+pub mod msgq;
+pub mod registry;
+pub mod rpc;
+pub mod sequencer;

@@ -99,11 +99,20 @@ impl RegistryTable {
                     (REGISTRY_TABLE_ENTRY_TYPE_BINARY, off, b.len() as u32)
                 }
             };
-            let e = PackedRegistryEntry { name_offset, entry_type, _pad0: [0; 3], data, length };
+            let e = PackedRegistryEntry {
+                name_offset,
+                entry_type,
+                _pad0: [0; 3],
+                data,
+                length,
+            };
             entries.extend_from_slice(e.as_bytes());
         }
         let size = (names_start + names.len() + values.len()) as u32;
-        let table = PackedRegistryTable { size, num_entries: self.entries.len() as u32 };
+        let table = PackedRegistryTable {
+            size,
+            num_entries: self.entries.len() as u32,
+        };
         let mut out = Vec::with_capacity(size as usize);
         out.extend_from_slice(table.as_bytes());
         out.extend_from_slice(&entries);

@@ -54,7 +54,13 @@ pub enum SequencerStep {
     RegModify { addr: u32, mask: u32, val: u32 },
     /// Poll until `reg(addr) & mask == val`; `timeout_us` 0 means the default GPU timeout;
     /// `error` is GSP-RM's code to report on timeout (`GSP_SEQUENCER_BUFFER_ERR`).
-    RegPoll { addr: u32, mask: u32, val: u32, timeout_us: u32, error: u32 },
+    RegPoll {
+        addr: u32,
+        mask: u32,
+        val: u32,
+        timeout_us: u32,
+        error: u32,
+    },
     /// Busy-wait this many microseconds.
     DelayUs(u32),
     /// Read `addr` into `regSaveArea[index]` (index already checked `< 8`).
@@ -114,9 +120,13 @@ impl SequencerStep {
         match *self {
             Self::RegWrite { addr, val } => out.extend_from_slice(&[addr, val]),
             Self::RegModify { addr, mask, val } => out.extend_from_slice(&[addr, mask, val]),
-            Self::RegPoll { addr, mask, val, timeout_us, error } => {
-                out.extend_from_slice(&[addr, mask, val, timeout_us, error])
-            }
+            Self::RegPoll {
+                addr,
+                mask,
+                val,
+                timeout_us,
+                error,
+            } => out.extend_from_slice(&[addr, mask, val, timeout_us, error]),
             Self::DelayUs(us) => out.push(us),
             Self::RegStore { addr, index } => out.extend_from_slice(&[addr, u32::from(index)]),
             Self::CoreReset | Self::CoreStart | Self::CoreWaitForHalt | Self::CoreResume => {}
@@ -143,9 +153,15 @@ pub enum SequencerError {
     /// `bufferSizeDWord` is 0 (OpenRM: `NV_ERR_INVALID_STATE`).
     EmptyBuffer,
     /// `cmdIndex >= bufferSizeDWord` (OpenRM: `NV_ERR_INVALID_DATA`).
-    CmdIndexOutOfRange { cmd_index: u32, buffer_size_dwords: u32 },
+    CmdIndexOutOfRange {
+        cmd_index: u32,
+        buffer_size_dwords: u32,
+    },
     /// The payload holds fewer than `cmdIndex` command dwords.
-    CommandsTruncated { cmd_index: u32, available_dwords: usize },
+    CommandsTruncated {
+        cmd_index: u32,
+        available_dwords: usize,
+    },
     /// An opcode outside `GSP_SEQ_BUF_OPCODE`, at dword `at` of the command buffer.
     UnknownOpcode { opcode: u32, at: usize },
     /// An opcode whose payload runs past `cmdIndex`.
@@ -158,14 +174,23 @@ impl fmt::Display for SequencerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::TruncatedHeader { len } => {
-                write!(f, "CPU sequencer payload of {len} bytes is shorter than its 40-byte header")
+                write!(
+                    f,
+                    "CPU sequencer payload of {len} bytes is shorter than its 40-byte header"
+                )
             }
             Self::EmptyBuffer => write!(f, "CPU sequencer bufferSizeDWord is 0"),
-            Self::CmdIndexOutOfRange { cmd_index, buffer_size_dwords } => write!(
+            Self::CmdIndexOutOfRange {
+                cmd_index,
+                buffer_size_dwords,
+            } => write!(
                 f,
                 "CPU sequencer cmdIndex {cmd_index} not below bufferSizeDWord {buffer_size_dwords}"
             ),
-            Self::CommandsTruncated { cmd_index, available_dwords } => write!(
+            Self::CommandsTruncated {
+                cmd_index,
+                available_dwords,
+            } => write!(
                 f,
                 "CPU sequencer cmdIndex {cmd_index} but only {available_dwords} dwords present"
             ),
@@ -173,10 +198,16 @@ impl fmt::Display for SequencerError {
                 write!(f, "CPU sequencer: unknown opcode {opcode:#x} at dword {at}")
             }
             Self::PayloadPastEnd { opcode, at } => {
-                write!(f, "CPU sequencer: opcode {opcode} at dword {at} runs past cmdIndex")
+                write!(
+                    f,
+                    "CPU sequencer: opcode {opcode} at dword {at} runs past cmdIndex"
+                )
             }
             Self::RegStoreIndex { index, at } => {
-                write!(f, "CPU sequencer: REG_STORE index {index} >= 8 at dword {at}")
+                write!(
+                    f,
+                    "CPU sequencer: REG_STORE index {index} >= 8 at dword {at}"
+                )
             }
         }
     }
@@ -205,13 +236,19 @@ pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> 
         return Err(SequencerError::EmptyBuffer);
     }
     if cmd_index >= buffer_size_dwords {
-        return Err(SequencerError::CmdIndexOutOfRange { cmd_index, buffer_size_dwords });
+        return Err(SequencerError::CmdIndexOutOfRange {
+            cmd_index,
+            buffer_size_dwords,
+        });
     }
     let cmds = &payload[SEQUENCER_HEADER_SIZE..];
     let available_dwords = cmds.len() / 4;
     let end = cmd_index as usize;
     if end > available_dwords {
-        return Err(SequencerError::CommandsTruncated { cmd_index, available_dwords });
+        return Err(SequencerError::CommandsTruncated {
+            cmd_index,
+            available_dwords,
+        });
     }
 
     let mut steps = Vec::new();
@@ -227,8 +264,15 @@ pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> 
         }
         let p = |k: usize| dword(cmds, i + k);
         let step = match op {
-            opcode::REG_WRITE => SequencerStep::RegWrite { addr: p(0), val: p(1) },
-            opcode::REG_MODIFY => SequencerStep::RegModify { addr: p(0), mask: p(1), val: p(2) },
+            opcode::REG_WRITE => SequencerStep::RegWrite {
+                addr: p(0),
+                val: p(1),
+            },
+            opcode::REG_MODIFY => SequencerStep::RegModify {
+                addr: p(0),
+                mask: p(1),
+                val: p(2),
+            },
             opcode::REG_POLL => SequencerStep::RegPoll {
                 addr: p(0),
                 mask: p(1),
@@ -242,7 +286,10 @@ pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> 
                 if index as usize >= REG_SAVE_SIZE {
                     return Err(SequencerError::RegStoreIndex { index, at });
                 }
-                SequencerStep::RegStore { addr: p(0), index: index as u8 }
+                SequencerStep::RegStore {
+                    addr: p(0),
+                    index: index as u8,
+                }
             }
             opcode::CORE_RESET => SequencerStep::CoreReset,
             opcode::CORE_START => SequencerStep::CoreStart,
@@ -252,7 +299,11 @@ pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> 
         steps.push(step);
         i += n;
     }
-    Ok(CpuSequencer { buffer_size_dwords, reg_save_area, steps })
+    Ok(CpuSequencer {
+        buffer_size_dwords,
+        reg_save_area,
+        steps,
+    })
 }
 
 /// Builds a `RUN_CPU_SEQUENCER` payload from steps (for the simulator and tests): the header
@@ -279,11 +330,27 @@ mod tests {
     #[test]
     fn decodes_every_opcode_with_its_payload() {
         let steps = [
-            SequencerStep::RegWrite { addr: 0x110040, val: 0xdead },
-            SequencerStep::RegModify { addr: 0x110100, mask: 0x10, val: 0x10 },
-            SequencerStep::RegPoll { addr: 0x1100f4, mask: 0x1, val: 0x0, timeout_us: 5, error: 2 },
+            SequencerStep::RegWrite {
+                addr: 0x110040,
+                val: 0xdead,
+            },
+            SequencerStep::RegModify {
+                addr: 0x110100,
+                mask: 0x10,
+                val: 0x10,
+            },
+            SequencerStep::RegPoll {
+                addr: 0x1100f4,
+                mask: 0x1,
+                val: 0x0,
+                timeout_us: 5,
+                error: 2,
+            },
             SequencerStep::DelayUs(10),
-            SequencerStep::RegStore { addr: 0x110040, index: 7 },
+            SequencerStep::RegStore {
+                addr: 0x110040,
+                index: 7,
+            },
             SequencerStep::CoreReset,
             SequencerStep::CoreStart,
             SequencerStep::CoreWaitForHalt,
@@ -304,7 +371,14 @@ mod tests {
             b.extend_from_slice(&w.to_le_bytes());
         }
         let seq = decode_sequencer(&b).unwrap();
-        assert_eq!(seq.steps, [SequencerStep::RegModify { addr: 0x100, mask: 0xff, val: 0x42 }]);
+        assert_eq!(
+            seq.steps,
+            [SequencerStep::RegModify {
+                addr: 0x100,
+                mask: 0xff,
+                val: 0x42
+            }]
+        );
         assert_eq!(SequencerStep::modified(0x1234, 0xff, 0x42), 0x1242);
     }
 
@@ -312,12 +386,18 @@ mod tests {
     fn rejects_unknown_opcode_and_bad_bounds() {
         let mut b = encode_sequencer(&[SequencerStep::CoreStart], 16);
         b[40..44].copy_from_slice(&9u32.to_le_bytes());
-        assert_eq!(decode_sequencer(&b), Err(SequencerError::UnknownOpcode { opcode: 9, at: 0 }));
+        assert_eq!(
+            decode_sequencer(&b),
+            Err(SequencerError::UnknownOpcode { opcode: 9, at: 0 })
+        );
 
         let b = encode_sequencer(&[SequencerStep::DelayUs(1)], 2);
         assert_eq!(
             decode_sequencer(&b),
-            Err(SequencerError::CmdIndexOutOfRange { cmd_index: 2, buffer_size_dwords: 2 })
+            Err(SequencerError::CmdIndexOutOfRange {
+                cmd_index: 2,
+                buffer_size_dwords: 2
+            })
         );
         let mut b = encode_sequencer(&[SequencerStep::RegWrite { addr: 1, val: 2 }], 16);
         b[4..8].copy_from_slice(&2u32.to_le_bytes()); // opcode + 1 of 2 payload dwords
@@ -327,13 +407,22 @@ mod tests {
         );
         let mut b = encode_sequencer(&[SequencerStep::RegStore { addr: 1, index: 0 }], 16);
         b[48..52].copy_from_slice(&8u32.to_le_bytes());
-        assert_eq!(decode_sequencer(&b), Err(SequencerError::RegStoreIndex { index: 8, at: 0 }));
-        assert_eq!(decode_sequencer(&[0; 39]), Err(SequencerError::TruncatedHeader { len: 39 }));
+        assert_eq!(
+            decode_sequencer(&b),
+            Err(SequencerError::RegStoreIndex { index: 8, at: 0 })
+        );
+        assert_eq!(
+            decode_sequencer(&[0; 39]),
+            Err(SequencerError::TruncatedHeader { len: 39 })
+        );
         let mut b = encode_sequencer(&[SequencerStep::DelayUs(1)], 16);
         b.truncate(44);
         assert_eq!(
             decode_sequencer(&b),
-            Err(SequencerError::CommandsTruncated { cmd_index: 2, available_dwords: 1 })
+            Err(SequencerError::CommandsTruncated {
+                cmd_index: 2,
+                available_dwords: 1
+            })
         );
     }
 }

@@ -32,8 +32,10 @@ impl SharedQueueLayout {
     /// page and at least two elements).
     pub fn new(cmd_queue_size: u32, stat_queue_size: u32) -> Result<Self, MsgqError> {
         for s in [cmd_queue_size, stat_queue_size] {
-            if s as usize % ELEMENT_SIZE != 0 || (s as usize) < 3 * ELEMENT_SIZE {
-                return Err(MsgqError::BadTxHeader { why: "queue size not 4 KiB multiple >= 12 KiB" });
+            if s as usize & (ELEMENT_SIZE - 1) != 0 || (s as usize) < 3 * ELEMENT_SIZE {
+                return Err(MsgqError::BadTxHeader {
+                    why: "queue size not 4 KiB multiple >= 12 KiB",
+                });
             }
         }
         let queue_pages = (cmd_queue_size as u64 + stat_queue_size as u64) / ELEMENT_SIZE as u64;
@@ -88,7 +90,9 @@ impl SharedQueueLayout {
             });
         }
         if page_addrs.iter().any(|a| a % ELEMENT_SIZE as u64 != 0) {
-            return Err(MsgqError::BadTxHeader { why: "page address not 4 KiB aligned" });
+            return Err(MsgqError::BadTxHeader {
+                why: "page address not 4 KiB aligned",
+            });
         }
         let mut out = Vec::with_capacity(self.page_table_size as usize);
         for a in &page_addrs[..self.pte_count as usize] {
@@ -152,7 +156,10 @@ mod tests {
         assert_eq!(l.stat_queue_offset(), 0x41000);
         assert_eq!(l.total_pages(), 0x81);
         let h = l.command_queue_header();
-        assert_eq!((h.msg_count, h.rx_hdr_off, h.entry_off, h.flags), (63, 32, 0x1000, 1));
+        assert_eq!(
+            (h.msg_count, h.rx_hdr_off, h.entry_off, h.flags),
+            (63, 32, 0x1000, 1)
+        );
         let addrs: Vec<u64> = (0..0x81u64).map(|i| 0x1_0000_0000 + i * 0x3000).collect();
         let pt = l.page_table(&addrs).unwrap();
         assert_eq!(pt.len(), 0x1000);

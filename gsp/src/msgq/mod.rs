@@ -103,7 +103,7 @@ impl QueueGeometry {
             return bad("msgCount below 2");
         }
         let entries_end = u64::from(h.entry_off) + u64::from(h.msg_count) * ELEMENT_SIZE as u64;
-        if h.entry_off as usize % ELEMENT_SIZE != 0 || entries_end > queue_len as u64 {
+        if h.entry_off as usize & (ELEMENT_SIZE - 1) != 0 || entries_end > queue_len as u64 {
             return bad("entries outside the queue");
         }
         if h.size as usize > queue_len || entries_end > u64::from(h.size) {
@@ -173,20 +173,32 @@ impl fmt::Display for MsgqError {
                 write!(f, "queue ring is {got} bytes, header says {expected}")
             }
             Self::PointerOutOfRange { pointer, msg_count } => {
-                write!(f, "GSP queue pointer {pointer} not below msgCount {msg_count}")
+                write!(
+                    f,
+                    "GSP queue pointer {pointer} not below msgCount {msg_count}"
+                )
             }
             Self::QueueFull { needed, free } => {
-                write!(f, "GSP command queue full: need {needed} elements, {free} free")
+                write!(
+                    f,
+                    "GSP command queue full: need {needed} elements, {free} free"
+                )
             }
             Self::MessageTooLarge { len } => {
                 write!(f, "RPC message of {len} bytes exceeds 16 queue elements")
             }
-            Self::BadElementCount { elem_count, available } => write!(
+            Self::BadElementCount {
+                elem_count,
+                available,
+            } => write!(
                 f,
                 "GSP message elemCount {elem_count} invalid ({available} elements published)"
             ),
             Self::BadLength { length, elem_count } => {
-                write!(f, "GSP message RPC length {length} does not fit {elem_count} elements")
+                write!(
+                    f,
+                    "GSP message RPC length {length} does not fit {elem_count} elements"
+                )
             }
             Self::BadChecksum { residue } => {
                 write!(f, "GSP message checksum mismatch (residue {residue:#x})")
@@ -235,15 +247,36 @@ mod tests {
         assert_eq!(g.free_elements(5, 4), 0);
         assert_eq!(g.available_elements(60, 2), 5);
         for bad in [
-            MsgqTxHeader { msg_count: 64, ..good },
-            MsgqTxHeader { msg_count: u32::MAX, ..good },
-            MsgqTxHeader { entry_off: 0x800, ..good },
-            MsgqTxHeader { msg_size: 0x800, ..good },
-            MsgqTxHeader { rx_hdr_off: 0xffe, ..good },
-            MsgqTxHeader { write_ptr: 63, ..good },
+            MsgqTxHeader {
+                msg_count: 64,
+                ..good
+            },
+            MsgqTxHeader {
+                msg_count: u32::MAX,
+                ..good
+            },
+            MsgqTxHeader {
+                entry_off: 0x800,
+                ..good
+            },
+            MsgqTxHeader {
+                msg_size: 0x800,
+                ..good
+            },
+            MsgqTxHeader {
+                rx_hdr_off: 0xffe,
+                ..good
+            },
+            MsgqTxHeader {
+                write_ptr: 63,
+                ..good
+            },
             MsgqTxHeader { version: 1, ..good },
         ] {
-            assert!(QueueGeometry::from_tx_header(&bad, 0x40000).is_err(), "{bad:?}");
+            assert!(
+                QueueGeometry::from_tx_header(&bad, 0x40000).is_err(),
+                "{bad:?}"
+            );
         }
     }
 }

@@ -10,8 +10,8 @@
 use alloc::vec::Vec;
 
 use super::{
-    ELEM_COUNT_OFFSET, ELEMENT_AND_RPC_HEADER_SIZE, ELEMENT_HEADER_SIZE, ELEMENT_SIZE,
-    MAX_ELEMENTS_PER_MESSAGE, MsgqError, QueueGeometry, SEQ_NUM_OFFSET, checksum32, CONTINUATION_RECORD,
+    CONTINUATION_RECORD, ELEM_COUNT_OFFSET, ELEMENT_AND_RPC_HEADER_SIZE, ELEMENT_HEADER_SIZE,
+    ELEMENT_SIZE, MAX_ELEMENTS_PER_MESSAGE, MsgqError, QueueGeometry, SEQ_NUM_OFFSET, checksum32,
 };
 use crate::abi::{NV_VGPU_MSG_SIGNATURE_VALID, RpcMessageHeader};
 use crate::rpc::RPC_HEADER_SIZE;
@@ -50,7 +50,11 @@ impl MsgQueue {
                 msg_count: geometry.msg_count,
             });
         }
-        Ok(Self { geometry, read_ptr, expected_seq: 0 })
+        Ok(Self {
+            geometry,
+            read_ptr,
+            expected_seq: 0,
+        })
     }
 
     /// The element index of the next unread message: the value for `readPtr`.
@@ -97,10 +101,16 @@ impl MsgQueue {
     ) -> Result<Option<(ReceivedMessage, u32)>, MsgqError> {
         let g = &self.geometry;
         if ring.len() != g.ring_len() {
-            return Err(MsgqError::RingSizeMismatch { expected: g.ring_len(), got: ring.len() });
+            return Err(MsgqError::RingSizeMismatch {
+                expected: g.ring_len(),
+                got: ring.len(),
+            });
         }
         if write_ptr >= g.msg_count {
-            return Err(MsgqError::PointerOutOfRange { pointer: write_ptr, msg_count: g.msg_count });
+            return Err(MsgqError::PointerOutOfRange {
+                pointer: write_ptr,
+                msg_count: g.msg_count,
+            });
         }
         if write_ptr == self.read_ptr {
             return Ok(None);
@@ -111,7 +121,10 @@ impl MsgQueue {
         let first = &ring[start..start + ELEMENT_SIZE];
         let elem_count = le32(first, ELEM_COUNT_OFFSET);
         if elem_count == 0 || elem_count > MAX_ELEMENTS_PER_MESSAGE || elem_count > available {
-            return Err(MsgqError::BadElementCount { elem_count, available });
+            return Err(MsgqError::BadElementCount {
+                elem_count,
+                available,
+            });
         }
         let (header, _) = match RpcMessageHeader::read_from_prefix(&first[ELEMENT_HEADER_SIZE..]) {
             Ok(h) => h,
@@ -120,7 +133,10 @@ impl MsgQueue {
         let msg_len = ELEMENT_HEADER_SIZE as u64 + u64::from(header.length);
         let span = u64::from(elem_count) * ELEMENT_SIZE as u64;
         if msg_len < ELEMENT_AND_RPC_HEADER_SIZE as u64 || msg_len > span {
-            return Err(MsgqError::BadLength { length: header.length, elem_count });
+            return Err(MsgqError::BadLength {
+                length: header.length,
+                elem_count,
+            });
         }
         let msg_len = msg_len as usize;
         // Gather the message (it may wrap) including the zero padding to 8 bytes that the
@@ -133,13 +149,26 @@ impl MsgQueue {
         }
         let seq = le32(&bytes, SEQ_NUM_OFFSET);
         if seq != self.expected_seq {
-            return Err(MsgqError::SequenceMismatch { expected: self.expected_seq, got: seq });
+            return Err(MsgqError::SequenceMismatch {
+                expected: self.expected_seq,
+                got: seq,
+            });
         }
         if header.signature != NV_VGPU_MSG_SIGNATURE_VALID {
-            return Err(MsgqError::BadSignature { signature: header.signature });
+            return Err(MsgqError::BadSignature {
+                signature: header.signature,
+            });
         }
         let payload = bytes[ELEMENT_AND_RPC_HEADER_SIZE..msg_len].to_vec();
-        Ok(Some((ReceivedMessage { header, seq, elem_count, payload }, elem_count)))
+        Ok(Some((
+            ReceivedMessage {
+                header,
+                seq,
+                elem_count,
+                payload,
+            },
+            elem_count,
+        )))
     }
 
     /// Drops the message at the read pointer after an error, as OpenRM's recovery does for
@@ -149,10 +178,16 @@ impl MsgQueue {
     pub fn skip(&mut self, ring: &[u8], write_ptr: u32) -> Result<u32, MsgqError> {
         let g = self.geometry;
         if ring.len() != g.ring_len() {
-            return Err(MsgqError::RingSizeMismatch { expected: g.ring_len(), got: ring.len() });
+            return Err(MsgqError::RingSizeMismatch {
+                expected: g.ring_len(),
+                got: ring.len(),
+            });
         }
         if write_ptr >= g.msg_count {
-            return Err(MsgqError::PointerOutOfRange { pointer: write_ptr, msg_count: g.msg_count });
+            return Err(MsgqError::PointerOutOfRange {
+                pointer: write_ptr,
+                msg_count: g.msg_count,
+            });
         }
         let available = g.available_elements(self.read_ptr, write_ptr);
         if available == 0 {
@@ -160,7 +195,11 @@ impl MsgQueue {
         }
         let start = self.read_ptr as usize * ELEMENT_SIZE;
         let n = le32(&ring[start..start + ELEMENT_SIZE], ELEM_COUNT_OFFSET);
-        let n = if n >= 1 && n <= MAX_ELEMENTS_PER_MESSAGE && n <= available { n } else { 1 };
+        let n = if (1..=MAX_ELEMENTS_PER_MESSAGE).contains(&n) && n <= available {
+            n
+        } else {
+            1
+        };
         let seq = le32(&ring[start..start + ELEMENT_SIZE], SEQ_NUM_OFFSET);
         if seq == self.expected_seq {
             self.expected_seq = seq.wrapping_add(1);
@@ -210,18 +249,33 @@ pub enum AssembleError {
 impl ContinuationAssembler {
     /// Expects `function` with `total_payload` bytes of payload in all.
     pub fn new(function: u32, total_payload: usize) -> Self {
-        Self { function, header: None, total_payload, payload: Vec::new() }
+        Self {
+            function,
+            header: None,
+            total_payload,
+            payload: Vec::new(),
+        }
     }
 
     /// Adds a record; returns the whole message once complete.
     pub fn feed(&mut self, msg: ReceivedMessage) -> Result<Option<ReceivedMessage>, AssembleError> {
-        let want = if self.header.is_none() { self.function } else { CONTINUATION_RECORD };
+        let want = if self.header.is_none() {
+            self.function
+        } else {
+            CONTINUATION_RECORD
+        };
         if msg.header.function != want {
-            return Err(AssembleError::UnexpectedFunction { expected: want, got: msg.header.function });
+            return Err(AssembleError::UnexpectedFunction {
+                expected: want,
+                got: msg.header.function,
+            });
         }
         let got = self.payload.len() + msg.payload.len();
         if got > self.total_payload && self.header.is_some() {
-            return Err(AssembleError::Overflow { total: self.total_payload, got });
+            return Err(AssembleError::Overflow {
+                total: self.total_payload,
+                got,
+            });
         }
         self.payload.extend_from_slice(&msg.payload);
         let header = *self.header.get_or_insert(msg.header);
@@ -248,7 +302,11 @@ mod tests {
     fn pair() -> (RpcQueue, MsgQueue, Vec<u8>) {
         let l = SharedQueueLayout::default_sizes();
         let g = QueueGeometry::from_tx_header(&l.status_queue_header(), 0x40000).unwrap();
-        (RpcQueue::new(g, 0).unwrap(), MsgQueue::new(g, 0).unwrap(), vec![0; g.ring_len()])
+        (
+            RpcQueue::new(g, 0).unwrap(),
+            MsgQueue::new(g, 0).unwrap(),
+            vec![0; g.ring_len()],
+        )
     }
 
     #[test]
@@ -260,7 +318,10 @@ mod tests {
         w.enqueue_record(&mut ring, 61, 0x1006, &big).unwrap();
         w.enqueue_record(&mut ring, 61, 0x1001, &[]).unwrap();
         let m = r.receive(&ring, w.write_ptr()).unwrap().unwrap();
-        assert_eq!((m.header.function, m.elem_count, m.payload), (0x1006, 3, big));
+        assert_eq!(
+            (m.header.function, m.elem_count, m.payload),
+            (0x1006, 3, big)
+        );
         let m = r.receive(&ring, w.write_ptr()).unwrap().unwrap();
         assert_eq!((m.header.function, m.seq), (0x1001, 1));
         assert_eq!(r.receive(&ring, w.write_ptr()).unwrap(), None);
@@ -272,16 +333,28 @@ mod tests {
         let (mut w, mut r, mut ring) = pair();
         w.enqueue_record(&mut ring, 0, 0x1001, &[1, 2, 3]).unwrap();
         ring[0x50] ^= 1;
-        assert!(matches!(r.receive(&ring, 1), Err(MsgqError::BadChecksum { .. })));
+        assert!(matches!(
+            r.receive(&ring, 1),
+            Err(MsgqError::BadChecksum { .. })
+        ));
         assert_eq!(r.read_ptr(), 0);
         ring[0x50] ^= 1;
         ring[0x28] = 17; // elemCount
-        assert!(matches!(r.receive(&ring, 1), Err(MsgqError::BadElementCount { .. })));
+        assert!(matches!(
+            r.receive(&ring, 1),
+            Err(MsgqError::BadElementCount { .. })
+        ));
         ring[0x28] = 1;
         ring[0x38] = 0xff; // rpc.length = 0xff -> fine; 0xffff -> too long for one element
         ring[0x39] = 0xff;
-        assert!(matches!(r.receive(&ring, 1), Err(MsgqError::BadLength { .. })));
-        assert!(matches!(r.receive(&ring, 63), Err(MsgqError::PointerOutOfRange { .. })));
+        assert!(matches!(
+            r.receive(&ring, 1),
+            Err(MsgqError::BadLength { .. })
+        ));
+        assert!(matches!(
+            r.receive(&ring, 63),
+            Err(MsgqError::PointerOutOfRange { .. })
+        ));
         assert_eq!(r.skip(&ring, 1).unwrap(), 1);
         assert_eq!(r.read_ptr(), 1);
     }
@@ -293,7 +366,10 @@ mod tests {
         w.enqueue_record(&mut ring, 0, 0x1001, &[]).unwrap();
         assert_eq!(
             r.receive(&ring, 1),
-            Err(MsgqError::SequenceMismatch { expected: 0, got: 5 })
+            Err(MsgqError::SequenceMismatch {
+                expected: 0,
+                got: 5
+            })
         );
         r.resync_sequence(5);
         assert!(r.receive(&ring, 1).unwrap().is_some());
@@ -305,8 +381,14 @@ mod tests {
         let payload: Vec<u8> = (0..0x18000u32).map(|i| i as u8).collect();
         assert_eq!(w.enqueue_rpc(&mut ring, 0, 65, &payload).unwrap(), 2);
         let mut a = ContinuationAssembler::new(65, payload.len());
-        assert_eq!(a.feed(r.receive(&ring, w.write_ptr()).unwrap().unwrap()), Ok(None));
-        let m = a.feed(r.receive(&ring, w.write_ptr()).unwrap().unwrap()).unwrap().unwrap();
+        assert_eq!(
+            a.feed(r.receive(&ring, w.write_ptr()).unwrap().unwrap()),
+            Ok(None)
+        );
+        let m = a
+            .feed(r.receive(&ring, w.write_ptr()).unwrap().unwrap())
+            .unwrap()
+            .unwrap();
         assert_eq!(m.header.function, 65);
         assert_eq!(m.payload, payload);
     }

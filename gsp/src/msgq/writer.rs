@@ -52,7 +52,11 @@ impl RpcQueue {
                 msg_count: geometry.msg_count,
             });
         }
-        Ok(Self { geometry, write_ptr, seq })
+        Ok(Self {
+            geometry,
+            write_ptr,
+            seq,
+        })
     }
 
     /// The element index the next message goes to: the value for `msgqTxHeader.writePtr`.
@@ -103,7 +107,10 @@ impl RpcQueue {
         let elems = elements_for_payload(payload.len());
         let free = self.geometry.free_elements(read_ptr, self.write_ptr);
         if elems > free {
-            return Err(MsgqError::QueueFull { needed: elems, free });
+            return Err(MsgqError::QueueFull {
+                needed: elems,
+                free,
+            });
         }
         self.write_unchecked(ring, function, payload, elems);
         Ok(elems)
@@ -129,7 +136,11 @@ impl RpcQueue {
         }
         let mut records = 0;
         for (i, chunk) in record_chunks(payload).enumerate() {
-            let f = if i == 0 { function } else { CONTINUATION_RECORD };
+            let f = if i == 0 {
+                function
+            } else {
+                CONTINUATION_RECORD
+            };
             self.write_unchecked(ring, f, chunk, elements_for_payload(chunk.len()));
             records += 1;
         }
@@ -231,7 +242,11 @@ mod tests {
     #[test]
     fn message_checksums_to_zero_and_is_zero_padded() {
         let (mut q, mut ring) = queue();
-        assert_eq!(q.enqueue_record(&mut ring, 0, 73, &[1, 2, 3, 4, 5]).unwrap(), 1);
+        assert_eq!(
+            q.enqueue_record(&mut ring, 0, 73, &[1, 2, 3, 4, 5])
+                .unwrap(),
+            1
+        );
         let msg_len = 0x30 + 0x20 + 5;
         assert_eq!(checksum32(&ring[..msg_len]), 0);
         assert!(ring[msg_len..0x1000].iter().all(|&b| b == 0));
@@ -263,7 +278,8 @@ mod tests {
         assert_eq!(RpcQueue::elements_needed(payload.len()), 33);
         assert_eq!(q.enqueue_rpc(&mut ring, 0, 103, &payload).unwrap(), 3);
         assert_eq!(q.write_ptr(), 33);
-        let func = |e: usize| u32::from_le_bytes(ring[e * 0x1000 + 0x3c..][..4].try_into().unwrap());
+        let func =
+            |e: usize| u32::from_le_bytes(ring[e * 0x1000 + 0x3c..][..4].try_into().unwrap());
         assert_eq!((func(0), func(16), func(32)), (103, 71, 71));
     }
 

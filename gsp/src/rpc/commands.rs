@@ -66,12 +66,18 @@ fn params_size(params: &[u8]) -> Result<u32, CommandError> {
 impl Command {
     /// `GSP_SET_SYSTEM_INFO` with a filled `GspSystemInfo` (`rpcGspSetSystemInfo_v17_00`).
     pub fn set_system_info(info: &GspSystemInfo) -> Self {
-        Self { function: RpcFunction::GspSetSystemInfo, payload: info.as_bytes().to_vec() }
+        Self {
+            function: RpcFunction::GspSetSystemInfo,
+            payload: info.as_bytes().to_vec(),
+        }
     }
 
     /// `SET_REGISTRY` with a packed registry table (`rpcSetRegistry_v17_00`).
     pub fn set_registry(table: &RegistryTable) -> Self {
-        Self { function: RpcFunction::SetRegistry, payload: table.encode() }
+        Self {
+            function: RpcFunction::SetRegistry,
+            payload: table.encode(),
+        }
     }
 
     /// `GSP_RM_ALLOC`: allocate `h_object` of class `h_class` under `h_parent`, with the
@@ -93,7 +99,10 @@ impl Command {
             flags: 0,
             reserved: [0; 4],
         };
-        Ok(Self { function: RpcFunction::GspRmAlloc, payload: with_params(fixed.as_bytes(), params) })
+        Ok(Self {
+            function: RpcFunction::GspRmAlloc,
+            payload: with_params(fixed.as_bytes(), params),
+        })
     }
 
     /// `GSP_RM_CONTROL`: control `cmd` on `h_object` with its parameter block
@@ -152,12 +161,16 @@ impl Command {
             _pad1: 0,
             pte_desc: PteDesc::new(PTEDESC_IDR_NONE, count),
         };
-        let mut payload = Vec::with_capacity(core::mem::size_of::<RpcAllocMemory>() + pages.len() * 8);
+        let mut payload =
+            Vec::with_capacity(core::mem::size_of::<RpcAllocMemory>() + pages.len() * 8);
         payload.extend_from_slice(fixed.as_bytes());
         for p in pages {
             payload.extend_from_slice(&(p >> 12).to_le_bytes());
         }
-        Ok(Self { function: RpcFunction::AllocMemory, payload })
+        Ok(Self {
+            function: RpcFunction::AllocMemory,
+            payload,
+        })
     }
 
     /// `SET_PAGE_DIRECTORY`: point a VA space at our page-directory root
@@ -168,19 +181,35 @@ impl Command {
         pasid: u32,
         params: Nv0080CtrlDmaSetPageDirectoryParams,
     ) -> Self {
-        let fixed = RpcSetPageDirectory { h_client, h_device, pasid, _pad0: 0, params };
-        Self { function: RpcFunction::SetPageDirectory, payload: fixed.as_bytes().to_vec() }
+        let fixed = RpcSetPageDirectory {
+            h_client,
+            h_device,
+            pasid,
+            _pad0: 0,
+            params,
+        };
+        Self {
+            function: RpcFunction::SetPageDirectory,
+            payload: fixed.as_bytes().to_vec(),
+        }
     }
 
     /// `UNLOADING_GUEST_DRIVER`: tell GSP-RM to shut down (`rpcUnloadingGuestDriver_v1F_07`).
-    pub fn unloading_guest_driver(in_pm_transition: bool, gc6_entering: bool, new_level: u32) -> Self {
+    pub fn unloading_guest_driver(
+        in_pm_transition: bool,
+        gc6_entering: bool,
+        new_level: u32,
+    ) -> Self {
         let fixed = RpcUnloadingGuestDriver {
             b_in_pm_transition: in_pm_transition.into(),
             b_gc6_entering: gc6_entering.into(),
             _pad0: [0; 2],
             new_level,
         };
-        Self { function: RpcFunction::UnloadingGuestDriver, payload: fixed.as_bytes().to_vec() }
+        Self {
+            function: RpcFunction::UnloadingGuestDriver,
+            payload: fixed.as_bytes().to_vec(),
+        }
     }
 
     /// `GET_GSP_STATIC_INFO`: a zeroed `GspStaticConfigInfo` that GSP-RM fills in its reply
@@ -208,8 +237,17 @@ mod tests {
 
     #[test]
     fn alloc_memory_pte_desc() {
-        let c = Command::alloc_memory(1, 2, 3, 0x3e, 0, 6, 0x3000, &[0x1000, 0x7000, 0x2_0000_0000])
-            .unwrap();
+        let c = Command::alloc_memory(
+            1,
+            2,
+            3,
+            0x3e,
+            0,
+            6,
+            0x3000,
+            &[0x1000, 0x7000, 0x2_0000_0000],
+        )
+        .unwrap();
         let n = core::mem::size_of::<RpcAllocMemory>();
         // pteDesc bits: idr 0 | length 3 << 16
         assert_eq!(&c.payload[n - 8..n - 4], &(3u32 << 16).to_le_bytes());

@@ -18,8 +18,8 @@ use core::fmt;
 
 use super::{MessageFunction, RpcResult};
 use crate::abi::{
-    GspStaticConfigInfo, RpcEvent, RpcFunction, RpcGspRmAlloc, RpcGspRmControl,
-    RpcMessageHeader, RpcNumber,
+    GspStaticConfigInfo, RpcEvent, RpcFunction, RpcGspRmAlloc, RpcGspRmControl, RpcMessageHeader,
+    RpcNumber,
 };
 use crate::sequencer::{CpuSequencer, SequencerError, decode_sequencer};
 use zerocopy::FromBytes;
@@ -161,9 +161,18 @@ pub struct DecodedMessage {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventError {
     /// Fewer bytes than the message's fixed part.
-    Truncated { function: MessageFunction, need: usize, got: usize },
+    Truncated {
+        function: MessageFunction,
+        need: usize,
+        got: usize,
+    },
     /// An embedded size reaching past the payload.
-    SizeOutOfRange { function: MessageFunction, field: &'static str, size: u32, room: usize },
+    SizeOutOfRange {
+        function: MessageFunction,
+        field: &'static str,
+        size: u32,
+        room: usize,
+    },
     /// A malformed CPU sequencer program.
     Sequencer(SequencerError),
 }
@@ -171,11 +180,26 @@ pub enum EventError {
 impl fmt::Display for EventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Truncated { function, need, got } => {
-                write!(f, "GSP message {function}: {got} payload bytes, need {need}")
+            Self::Truncated {
+                function,
+                need,
+                got,
+            } => {
+                write!(
+                    f,
+                    "GSP message {function}: {got} payload bytes, need {need}"
+                )
             }
-            Self::SizeOutOfRange { function, field, size, room } => {
-                write!(f, "GSP message {function}: {field} = {size} exceeds the {room} bytes left")
+            Self::SizeOutOfRange {
+                function,
+                field,
+                size,
+                room,
+            } => {
+                write!(
+                    f,
+                    "GSP message {function}: {field} = {size} exceeds the {room} bytes left"
+                )
             }
             Self::Sequencer(e) => write!(f, "{e}"),
         }
@@ -190,12 +214,21 @@ struct Payload<'a> {
 impl<'a> Payload<'a> {
     fn need(&self, n: usize) -> Result<(), EventError> {
         if self.bytes.len() < n {
-            return Err(EventError::Truncated { function: self.function, need: n, got: self.bytes.len() });
+            return Err(EventError::Truncated {
+                function: self.function,
+                need: n,
+                got: self.bytes.len(),
+            });
         }
         Ok(())
     }
     fn u32(&self, o: usize) -> u32 {
-        u32::from_le_bytes([self.bytes[o], self.bytes[o + 1], self.bytes[o + 2], self.bytes[o + 3]])
+        u32::from_le_bytes([
+            self.bytes[o],
+            self.bytes[o + 1],
+            self.bytes[o + 2],
+            self.bytes[o + 3],
+        ])
     }
     fn u16(&self, o: usize) -> u16 {
         u16::from_le_bytes([self.bytes[o], self.bytes[o + 1]])
@@ -204,7 +237,12 @@ impl<'a> Payload<'a> {
     fn tail(&self, o: usize, size: u32, field: &'static str) -> Result<Vec<u8>, EventError> {
         let room = self.bytes.len().saturating_sub(o);
         if size as usize > room {
-            return Err(EventError::SizeOutOfRange { function: self.function, field, size, room });
+            return Err(EventError::SizeOutOfRange {
+                function: self.function,
+                field,
+                size,
+                room,
+            });
         }
         Ok(self.bytes[o..o + size as usize].to_vec())
     }
@@ -217,9 +255,15 @@ pub fn c_string(bytes: &[u8]) -> String {
 }
 
 /// Decodes a message from the status queue given its RPC header and payload.
-pub fn decode_message(header: &RpcMessageHeader, payload: &[u8]) -> Result<DecodedMessage, EventError> {
+pub fn decode_message(
+    header: &RpcMessageHeader,
+    payload: &[u8],
+) -> Result<DecodedMessage, EventError> {
     let function = MessageFunction(header.function);
-    let p = Payload { function, bytes: payload };
+    let p = Payload {
+        function,
+        bytes: payload,
+    };
     let body = match RpcNumber::from_u32(header.function) {
         RpcNumber::Event(RpcEvent::GspInitDone) => GspMessage::InitDone,
         RpcNumber::Event(RpcEvent::GspRunCpuSequencer) => {
@@ -267,7 +311,9 @@ pub fn decode_message(header: &RpcMessageHeader, payload: &[u8]) -> Result<Decod
         }
         RpcNumber::Event(RpcEvent::GspLockdownNotice) => {
             p.need(1)?;
-            GspMessage::LockdownNotice { engaging: payload[0] != 0 }
+            GspMessage::LockdownNotice {
+                engaging: payload[0] != 0,
+            }
         }
         RpcNumber::Event(RpcEvent::UcodeLibosPrint) => {
             p.need(8)?;
@@ -279,7 +325,8 @@ pub fn decode_message(header: &RpcMessageHeader, payload: &[u8]) -> Result<Decod
         RpcNumber::Function(RpcFunction::GspRmAlloc) => {
             let n = core::mem::size_of::<RpcGspRmAlloc>();
             p.need(n)?;
-            let (a, _) = RpcGspRmAlloc::read_from_prefix(payload).map_err(|_| unreachable_trunc(function, n))?;
+            let (a, _) = RpcGspRmAlloc::read_from_prefix(payload)
+                .map_err(|_| unreachable_trunc(function, n))?;
             GspMessage::RmAllocReply {
                 h_client: a.h_client,
                 h_parent: a.h_parent,
@@ -292,7 +339,8 @@ pub fn decode_message(header: &RpcMessageHeader, payload: &[u8]) -> Result<Decod
         RpcNumber::Function(RpcFunction::GspRmControl) => {
             let n = core::mem::size_of::<RpcGspRmControl>();
             p.need(n)?;
-            let (c, _) = RpcGspRmControl::read_from_prefix(payload).map_err(|_| unreachable_trunc(function, n))?;
+            let (c, _) = RpcGspRmControl::read_from_prefix(payload)
+                .map_err(|_| unreachable_trunc(function, n))?;
             GspMessage::RmControlReply {
                 h_client: c.h_client,
                 h_object: c.h_object,
@@ -303,8 +351,13 @@ pub fn decode_message(header: &RpcMessageHeader, payload: &[u8]) -> Result<Decod
         }
         RpcNumber::Function(RpcFunction::GetGspStaticInfo) => {
             let n = core::mem::size_of::<GspStaticConfigInfo>();
-            let (info, _) = GspStaticConfigInfo::read_from_prefix(payload)
-                .map_err(|_| EventError::Truncated { function, need: n, got: payload.len() })?;
+            let (info, _) = GspStaticConfigInfo::read_from_prefix(payload).map_err(|_| {
+                EventError::Truncated {
+                    function,
+                    need: n,
+                    got: payload.len(),
+                }
+            })?;
             GspMessage::StaticInfo(Box::new(info))
         }
         RpcNumber::Function(
@@ -314,13 +367,24 @@ pub fn decode_message(header: &RpcMessageHeader, payload: &[u8]) -> Result<Decod
             | RpcFunction::SetPageDirectory
             | RpcFunction::UnloadingGuestDriver),
         ) => GspMessage::Ack(f),
-        _ => GspMessage::Other { function, payload: payload.to_vec() },
+        _ => GspMessage::Other {
+            function,
+            payload: payload.to_vec(),
+        },
     };
-    Ok(DecodedMessage { function, result: RpcResult(header.rpc_result), body })
+    Ok(DecodedMessage {
+        function,
+        result: RpcResult(header.rpc_result),
+        body,
+    })
 }
 
 fn unreachable_trunc(function: MessageFunction, need: usize) -> EventError {
-    EventError::Truncated { function, need, got: 0 }
+    EventError::Truncated {
+        function,
+        need,
+        got: 0,
+    }
 }
 
 impl DecodedMessage {
@@ -364,7 +428,9 @@ mod tests {
         p[0] = 13;
         p[12..17].copy_from_slice(b"Xid13");
         let m = decode_message(&hdr(0x1006, p.len()), &p).unwrap();
-        assert!(matches!(m.body, GspMessage::OsErrorLog { exception_type: 13, ref message, .. } if message == "Xid13"));
+        assert!(
+            matches!(m.body, GspMessage::OsErrorLog { exception_type: 13, ref message, .. } if message == "Xid13")
+        );
         let m = decode_message(&hdr(0x1010, 3), &[1, 2, 3]).unwrap();
         assert_eq!(alloc::format!("{}", m.function), "VGPU_CONFIG (0x1010)");
         assert!(matches!(m.body, GspMessage::Other { .. }));
@@ -378,7 +444,10 @@ mod tests {
         p[24] = 12; // eventDataSize 12, only 11 bytes after offset 29
         assert!(matches!(
             decode_message(&hdr(0x1003, 40), &p),
-            Err(EventError::SizeOutOfRange { field: "eventDataSize", .. })
+            Err(EventError::SizeOutOfRange {
+                field: "eventDataSize",
+                ..
+            })
         ));
         p[24] = 11;
         assert!(decode_message(&hdr(0x1003, 40), &p).is_ok());
@@ -387,7 +456,11 @@ mod tests {
         assert!(decode_message(&hdr(76, 24), &c).is_err());
         assert!(matches!(
             decode_message(&hdr(0x1004, 10), &[0; 10]),
-            Err(EventError::Truncated { need: 48, got: 10, .. })
+            Err(EventError::Truncated {
+                need: 48,
+                got: 10,
+                ..
+            })
         ));
     }
 
@@ -399,6 +472,9 @@ mod tests {
         assert_eq!(m.failure(), Some(RpcResult(0x1f)));
         let mut h = hdr(73, 0);
         h.rpc_result = 0x65;
-        assert_eq!(decode_message(&h, &[]).unwrap().failure(), Some(RpcResult(0x65)));
+        assert_eq!(
+            decode_message(&h, &[]).unwrap().failure(),
+            Some(RpcResult(0x65))
+        );
     }
 }

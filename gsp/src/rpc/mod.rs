@@ -88,7 +88,7 @@ impl RpcResult {
             0xFF00_0007 => "NV_VGPU_MSG_RESULT_VMIOP_TIMEOUT",
             0xFF00_0008 => "NV_VGPU_MSG_RESULT_VMIOP_NOT_ALLOWED_IN_CALLBACK",
             0xFF00_0009 => "NV_VGPU_MSG_RESULT_VMIOP_ECC_MISMATCH",
-            0xFF00_000a => "NV_VGPU_MSG_RESULT_VMIOP_NOT_SUPPORTED",
+            0xFF00_000A => "NV_VGPU_MSG_RESULT_VMIOP_NOT_SUPPORTED",
             0xFF10_0001 => "NV_VGPU_MSG_RESULT_RPC_UNKNOWN_FUNCTION",
             0xFF10_0002 => "NV_VGPU_MSG_RESULT_RPC_INVALID_MESSAGE_FORMAT",
             0xFF10_0003 => "NV_VGPU_MSG_RESULT_RPC_HANDLE_NOT_FOUND",
@@ -105,7 +105,10 @@ impl RpcResult {
 
     /// The `nvstatuscodes.h` description, where there is one.
     pub fn description(self) -> Option<&'static str> {
-        status_names::STATUS.binary_search_by_key(&self.0, |e| e.0).ok().map(|i| status_names::STATUS[i].2)
+        status_names::STATUS
+            .binary_search_by_key(&self.0, |e| e.0)
+            .ok()
+            .map(|i| status_names::STATUS[i].2)
     }
 
     /// `true` for `NV_OK`.
@@ -169,11 +172,16 @@ pub fn split_message(msg: &[u8]) -> Result<(RpcMessageHeader, &[u8]), RpcHeaderE
     let (hdr, _) = RpcMessageHeader::read_from_prefix(msg)
         .map_err(|_| RpcHeaderError::Truncated { len: msg.len() })?;
     if hdr.signature != NV_VGPU_MSG_SIGNATURE_VALID {
-        return Err(RpcHeaderError::BadSignature { signature: hdr.signature });
+        return Err(RpcHeaderError::BadSignature {
+            signature: hdr.signature,
+        });
     }
     let length = hdr.length as usize;
     if length < RPC_HEADER_SIZE || length > msg.len() {
-        return Err(RpcHeaderError::BadLength { length: hdr.length, available: msg.len() });
+        return Err(RpcHeaderError::BadLength {
+            length: hdr.length,
+            available: msg.len(),
+        });
     }
     Ok((hdr, &msg[RPC_HEADER_SIZE..length]))
 }
@@ -198,13 +206,28 @@ mod tests {
         assert_eq!(MessageFunction(0x101c).name(), Some("GSP_LOCKDOWN_NOTICE"));
         assert_eq!(MessageFunction(0x100c).name(), Some("UCODE_LIBOS_PRINT"));
         assert_eq!(MessageFunction(0x1fff).name(), None);
-        assert_eq!(alloc::format!("{}", MessageFunction(0x1fff)), "unknown (0x1fff)");
-        assert_eq!(alloc::format!("{}", MessageFunction(76)), "GSP_RM_CONTROL (76)");
-        assert_eq!(alloc::format!("{}", MessageFunction(0x1001)), "GSP_INIT_DONE (0x1001)");
+        assert_eq!(
+            alloc::format!("{}", MessageFunction(0x1fff)),
+            "unknown (0x1fff)"
+        );
+        assert_eq!(
+            alloc::format!("{}", MessageFunction(76)),
+            "GSP_RM_CONTROL (76)"
+        );
+        assert_eq!(
+            alloc::format!("{}", MessageFunction(0x1001)),
+            "GSP_INIT_DONE (0x1001)"
+        );
         assert_eq!(RpcResult(0x65).name(), Some("NV_ERR_TIMEOUT"));
         assert_eq!(RpcResult(0).name(), Some("NV_OK"));
-        assert_eq!(RpcResult(0xFF10_0001).name(), Some("NV_VGPU_MSG_RESULT_RPC_UNKNOWN_FUNCTION"));
-        assert_eq!(alloc::format!("{}", RpcResult(0x1f)), "NV_ERR_INVALID_ARGUMENT (0x1f)");
+        assert_eq!(
+            RpcResult(0xFF10_0001).name(),
+            Some("NV_VGPU_MSG_RESULT_RPC_UNKNOWN_FUNCTION")
+        );
+        assert_eq!(
+            alloc::format!("{}", RpcResult(0x1f)),
+            "NV_ERR_INVALID_ARGUMENT (0x1f)"
+        );
     }
 
     #[test]
@@ -218,7 +241,10 @@ mod tests {
         bad[8] = 200;
         assert_eq!(
             split_message(&bad),
-            Err(RpcHeaderError::BadLength { length: 200, available: 35 })
+            Err(RpcHeaderError::BadLength {
+                length: 200,
+                available: 35
+            })
         );
     }
 }

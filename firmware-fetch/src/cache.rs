@@ -3,8 +3,8 @@
 //! temporary file next to their destination, verifying it, and renaming it into place, so a
 //! crash or a bad source never leaves a half-written or unverified file under the real name.
 
-use crate::digest::{self, Measured};
 use crate::PinnedFile;
+use crate::digest::{self, Measured};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -47,7 +47,10 @@ struct TempFile {
 impl TempFile {
     fn beside(dest: &Path) -> TempFile {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = dest.file_name().and_then(|n| n.to_str()).unwrap_or("firmware");
+        let name = dest
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("firmware");
         let path = dest.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()));
         TempFile { path, keep: false }
     }
@@ -101,11 +104,13 @@ impl Cache {
             Err(e) => return Err(e),
         };
         let measured = digest::measure(&mut f)?;
-        Ok(if measured.sha256 == file.sha256 && measured.size == file.size {
-            CacheState::Valid
-        } else {
-            CacheState::Altered(measured)
-        })
+        Ok(
+            if measured.sha256 == file.sha256 && measured.size == file.size {
+                CacheState::Valid
+            } else {
+                CacheState::Altered(measured)
+            },
+        )
     }
 
     /// Removes the cached copy of `file` (used for an altered one).
@@ -220,7 +225,9 @@ mod tests {
         let dir = cache.path_of(&file).parent().unwrap().to_owned();
         assert!(entries(&dir).is_empty(), "no temp file may remain");
 
-        let out = cache.store(&file, &mut &b"firmware bytes and more"[..]).unwrap();
+        let out = cache
+            .store(&file, &mut &b"firmware bytes and more"[..])
+            .unwrap();
         assert!(matches!(out, StoreOutcome::Mismatch(m) if m.size == 15));
         assert!(entries(&dir).is_empty());
 

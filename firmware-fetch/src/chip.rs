@@ -102,11 +102,7 @@ pub fn known_chip_names() -> String {
         .iter()
         .map(|(a, c)| format!("{a}→{}", c.dir_name()))
         .collect();
-    format!(
-        "{} or all (also {})",
-        dirs.join(" "),
-        aliases.join(" ")
-    )
+    format!("{} or all (also {})", dirs.join(" "), aliases.join(" "))
 }
 
 #[cfg(test)]
@@ -115,10 +111,19 @@ mod tests {
 
     #[test]
     fn family_members_map_to_their_firmware_directory() {
-        assert_eq!(parse_chip_selection("ad104").unwrap(), [FirmwareChip::Ad102]);
+        assert_eq!(
+            parse_chip_selection("ad104").unwrap(),
+            [FirmwareChip::Ad102]
+        );
         assert_eq!(parse_chip_selection("H200").unwrap(), [FirmwareChip::Gh100]);
-        assert_eq!(parse_chip_selection("ga106").unwrap(), [FirmwareChip::Ga102]);
-        assert_eq!(parse_chip_selection("gb100").unwrap(), [FirmwareChip::Gb100]);
+        assert_eq!(
+            parse_chip_selection("ga106").unwrap(),
+            [FirmwareChip::Ga102]
+        );
+        assert_eq!(
+            parse_chip_selection("gb100").unwrap(),
+            [FirmwareChip::Gb100]
+        );
         assert_eq!(parse_chip_selection("all").unwrap(), FirmwareChip::ALL);
     }
 

@@ -1,10 +1,10 @@
 //! `nvbare firmware fetch`: the command line over [`crate::fetch`].
 
 use crate::cache::Cache;
-use crate::fetch::{fetch, FetchOptions};
+use crate::fetch::{FetchOptions, fetch};
 use crate::progress::Progress;
 use crate::source::Source;
-use crate::{parse_chip_selection, FetchError};
+use crate::{FetchError, parse_chip_selection};
 use std::path::PathBuf;
 
 /// `nvbare firmware ...`

@@ -52,7 +52,10 @@ impl std::fmt::Display for FetchError {
                  firmware-nvidia-graphics .deb)"
             ),
             FetchError::NotFound { missing, tried } => {
-                let tried: Vec<String> = tried.iter().map(|(s, why)| format!("{s} ({why})")).collect();
+                let tried: Vec<String> = tried
+                    .iter()
+                    .map(|(s, why)| format!("{s} ({why})"))
+                    .collect();
                 write!(
                     f,
                     "could not get {}; tried: {}; supply the files by hand: copy nvidia/<chip>/gsp/*-570.144.bin \

@@ -3,7 +3,7 @@
 
 use crate::cache::{Cache, CacheState};
 use crate::chip::FirmwareChip;
-use crate::digest::{to_hex, Measured};
+use crate::digest::{Measured, to_hex};
 use crate::progress::Progress;
 use crate::source::Source;
 use crate::{FetchError, PinnedFile};
@@ -167,7 +167,10 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
                     format!("has {} of them", supplied.stored.len())
                 };
                 if !supplied.mismatched.is_empty() {
-                    tried.push((name, format!("{reason}; {} with wrong bytes", supplied.mismatched.len())));
+                    tried.push((
+                        name,
+                        format!("{reason}; {} with wrong bytes", supplied.mismatched.len()),
+                    ));
                 } else {
                     tried.push((name, reason));
                 }
@@ -178,7 +181,9 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
     if !missing.is_empty() {
         // With a single source the mismatch is the whole story: report it precisely.
         if options.sources.len() == 1 {
-            if let Some((file, source, m)) = mismatches.into_iter().find(|(f, _, _)| missing.contains(f)) {
+            if let Some((file, source, m)) =
+                mismatches.into_iter().find(|(f, _, _)| missing.contains(f))
+            {
                 return Err(FetchError::HashMismatch {
                     file: file.path.to_owned(),
                     source,

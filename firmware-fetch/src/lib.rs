@@ -29,11 +29,11 @@ mod progress;
 pub mod source;
 
 pub use cache::{Cache, CacheState, StoreOutcome};
-pub use chip::{known_chip_names, parse_chip_selection, FirmwareChip};
-pub use cli::{run, FetchArgs, FirmwareCommand};
+pub use chip::{FirmwareChip, known_chip_names, parse_chip_selection};
+pub use cli::{FetchArgs, FirmwareCommand, run};
 pub use error::FetchError;
-pub use fetch::{fetch, wanted_files, FetchOptions, FetchReport, Origin};
-pub use pinned::{files_in_dir, PinnedFile, FIRMWARE_VERSION, PINNED_FILES};
+pub use fetch::{FetchOptions, FetchReport, Origin, fetch, wanted_files};
+pub use pinned::{FIRMWARE_VERSION, PINNED_FILES, PinnedFile, files_in_dir};
 pub use progress::Progress;
 pub use source::Source;
 

@@ -120,7 +120,10 @@ mod tests {
             "nvidia/gh100/gsp/gsp-570.144.bin",
             "../../ga102/gsp/gsp-570.144.bin",
         );
-        t.insert("nvidia/tu102/gsp/bootloader-570.144.bin", "bootloader-535.113.01.bin");
+        t.insert(
+            "nvidia/tu102/gsp/bootloader-570.144.bin",
+            "bootloader-535.113.01.bin",
+        );
         t.insert(
             "nvidia/tu116/gsp/bootloader-570.144.bin",
             "../../tu102/gsp/bootloader-570.144.bin",
@@ -140,11 +143,13 @@ mod tests {
             "nvidia/ga102/gsp/gsp-570.144.bin"
         );
         assert_eq!(
-            t.resolve("nvidia/ga104/gsp/booter_load-570.144.bin").unwrap(),
+            t.resolve("nvidia/ga104/gsp/booter_load-570.144.bin")
+                .unwrap(),
             "nvidia/ga102/gsp/booter_load-570.144.bin"
         );
         assert_eq!(
-            t.resolve("nvidia/tu117/gsp/bootloader-570.144.bin").unwrap(),
+            t.resolve("nvidia/tu117/gsp/bootloader-570.144.bin")
+                .unwrap(),
             "nvidia/tu102/gsp/bootloader-535.113.01.bin"
         );
         assert_eq!(

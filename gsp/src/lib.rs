@@ -6,6 +6,7 @@
 
 extern crate alloc;
 pub mod abi;
+pub mod firmware;
 
 pub mod rm;
 pub mod boot;

@@ -2,9 +2,9 @@
 //! cache directory, so the system's apt configuration is never touched.
 
 use super::Supplied;
+use crate::PinnedFile;
 use crate::cache::Cache;
 use crate::progress::Progress;
-use crate::PinnedFile;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -34,7 +34,10 @@ impl AptSource {
     fn options(&self) -> Vec<String> {
         let w = &self.work_dir;
         vec![
-            format!("-oDir::Etc::SourceList={}", w.join("sources.list").display()),
+            format!(
+                "-oDir::Etc::SourceList={}",
+                w.join("sources.list").display()
+            ),
             "-oDir::Etc::SourceParts=/nonexistent".into(),
             format!("-oDir::State::Lists={}", w.join("lists").display()),
             format!("-oDir::Cache={}", w.join("cache").display()),
@@ -72,7 +75,8 @@ impl AptSource {
         if !Path::new(KEYRING).exists() {
             return Err(format!("not a Debian system ({KEYRING} missing)"));
         }
-        let mirror = std::env::var("NVBARE_DEBIAN_MIRROR").unwrap_or_else(|_| DEFAULT_MIRROR.into());
+        let mirror =
+            std::env::var("NVBARE_DEBIAN_MIRROR").unwrap_or_else(|_| DEFAULT_MIRROR.into());
         let download = self.work_dir.join("download");
         for dir in [
             self.work_dir.join("lists/partial"),
@@ -88,7 +92,10 @@ impl AptSource {
         std::fs::write(self.work_dir.join("sources.list"), sources)
             .map_err(|e| format!("cannot write private sources list: {e}"))?;
 
-        progress.note(&format!("apt-get update (private lists in {})", self.work_dir.display()));
+        progress.note(&format!(
+            "apt-get update (private lists in {})",
+            self.work_dir.display()
+        ));
         self.run_apt(&["update"], &self.work_dir)?;
         progress.note(&format!("apt-get download {PACKAGE}"));
         self.run_apt(&["download", PACKAGE], &download)?;

@@ -5,11 +5,11 @@
 //! are followed once the whole archive has been seen.
 
 use super::Supplied;
+use crate::PinnedFile;
 use crate::cache::Cache;
 use crate::digest::{self, Measured};
-use crate::links::{strip_firmware_root, LinkTable};
+use crate::links::{LinkTable, strip_firmware_root};
 use crate::progress::Progress;
-use crate::PinnedFile;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufReader, Read};

@@ -3,10 +3,10 @@
 //! live in its WHENCE file.
 
 use super::Supplied;
+use crate::PinnedFile;
 use crate::cache::{Cache, StoreOutcome};
 use crate::links::LinkTable;
 use crate::progress::Progress;
-use crate::PinnedFile;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};

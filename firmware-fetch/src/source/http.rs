@@ -2,10 +2,10 @@
 //! local server. The git tree stores no symlinks, so links come from `<base>/WHENCE`.
 
 use super::Supplied;
+use crate::PinnedFile;
 use crate::cache::{Cache, StoreOutcome};
 use crate::links::LinkTable;
 use crate::progress::Progress;
-use crate::PinnedFile;
 use std::collections::HashMap;
 use std::io::Read;
 use std::time::Duration;
@@ -59,13 +59,18 @@ pub(super) fn supply_from_http(
                 continue;
             }
         }
-        let remote = links.resolve(file.path).unwrap_or_else(|| file.path.to_owned());
+        let remote = links
+            .resolve(file.path)
+            .unwrap_or_else(|| file.path.to_owned());
         let url = format!("{base}/{remote}");
         let Some(resp) = get(&agent, &url)? else {
             continue;
         };
         let body = resp.into_body();
-        let bar = progress.bytes(body.content_length().unwrap_or(0), format!("GET {}", file.path));
+        let bar = progress.bytes(
+            body.content_length().unwrap_or(0),
+            format!("GET {}", file.path),
+        );
         let mut reader = bar.wrap_read(body.into_reader());
         let outcome = cache.store(file, &mut reader);
         bar.finish_and_clear();

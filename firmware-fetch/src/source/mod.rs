@@ -10,10 +10,10 @@ pub use apt::AptSource;
 pub use deb::supply_from_deb;
 pub use dir::open_maybe_compressed;
 
+use crate::PinnedFile;
 use crate::cache::Cache;
 use crate::digest::Measured;
 use crate::progress::Progress;
-use crate::PinnedFile;
 use std::path::PathBuf;
 
 /// Upstream linux-firmware, for machines with internet.

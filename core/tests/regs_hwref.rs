@@ -24,6 +24,7 @@ const OGKM: &str = "open-gpu-kernel-modules-570.144";
 /// The chips whose headers are checked, with their directory under `published/`.
 const CHECKED_CHIPS: &[(Chip, &str)] = &[
     (Chip::TU102, "turing/tu102"),
+    (Chip::GA100, "ampere/ga100"),
     (Chip::GA102, "ampere/ga102"),
     (Chip::AD102, "ada/ad102"),
     (Chip::GH100, "hopper/gh100"),

@@ -80,7 +80,7 @@ register! {
         hwref("NV_PFALCON_FALCON_MAILBOX0"; absent [AD102, GB100, GB202])
     {
         /// The mailbox value.
-        data / with_data: u32 = 31:0, hwref("DATA"; absent [TU102, GA102]);
+        data / with_data: u32 = 31:0, hwref("DATA"; absent [TU102, GA100, GA102]);
     }
 
     /// `NV_PFALCON_FALCON_MAILBOX1`: second mailbox.
@@ -88,7 +88,7 @@ register! {
         hwref("NV_PFALCON_FALCON_MAILBOX1"; absent [AD102, GB100, GB202])
     {
         /// The mailbox value.
-        data / with_data: u32 = 31:0, hwref("DATA"; absent [TU102, GA102]);
+        data / with_data: u32 = 31:0, hwref("DATA"; absent [TU102, GA100, GA102]);
     }
 
     /// `NV_PFALCON_FALCON_OS`: the running ucode's version (written by the driver for
@@ -97,7 +97,7 @@ register! {
         hwref("NV_PFALCON_FALCON_OS"; absent [AD102, GB100, GB202])
     {
         /// The version.
-        version / with_version: u32 = 31:0, hwref("VERSION"; absent [TU102, GA102]);
+        version / with_version: u32 = 31:0, hwref("VERSION"; absent [TU102, GA100, GA102]);
     }
 
     /// `NV_PFALCON_FALCON_HWCFG2`: falcon capabilities and boot-ROM state.
@@ -107,12 +107,14 @@ register! {
         /// The engine has a RISC-V core.
         riscv / with_riscv: bool = 10:10, hwref("RISCV");
         /// Memory scrubbing still pending (0 = done).
-        mem_scrubbing / with_mem_scrubbing: bool = 12:12, hwref("MEM_SCRUBBING"; absent [TU102]);
+        mem_scrubbing / with_mem_scrubbing: bool = 12:12,
+            hwref("MEM_SCRUBBING"; absent [TU102, GA100]);
         /// The RISC-V boot ROM still holds privilege lockdown (0 = released: FMC running).
         riscv_br_priv_lockdown / with_riscv_br_priv_lockdown: bool = 13:13,
-            hwref("RISCV_BR_PRIV_LOCKDOWN"; absent [TU102, GA102]);
+            hwref("RISCV_BR_PRIV_LOCKDOWN"; absent [TU102, GA100, GA102]);
         /// The engine may be reset (GA102 addendum; not this bit on GH100).
-        reset_ready / with_reset_ready: bool = 31:31, hwref("RESET_READY"; absent [TU102, GH100]);
+        reset_ready / with_reset_ready: bool = 31:31,
+            hwref("RESET_READY"; absent [TU102, GA100, GH100]);
     }
 
     /// `NV_PFALCON_FALCON_CPUCTL`: falcon CPU control.
@@ -256,7 +258,7 @@ register! {
         /// Auto-increment on write.
         aincw / with_aincw: bool = 24:24, hwref("AINCW");
         /// Auto-increment on read.
-        aincr / with_aincr: bool = 25:25, hwref("AINCR"; absent [GA102]);
+        aincr / with_aincr: bool = 25:25, hwref("AINCR"; absent [GA100, GA102]);
     }
 
     /// `NV_PFALCON_FALCON_DMEMD(0)`: DMEM port 0 data.
@@ -270,7 +272,7 @@ register! {
     /// `NV_P<engine>_FALCON_ENGINE`: engine reset (hwref defines it per engine, e.g.
     /// `NV_PGSP_FALCON_ENGINE` = 0x1103c0, `NV_PSEC_FALCON_ENGINE` = 0x8403c0).
     pub struct FalconEngine @ [FalconBase + 0x3c0]
-        hwref("NV_PGSP_FALCON_ENGINE" at FalconBase::GSP; absent [AD102, GB202])
+        hwref("NV_PGSP_FALCON_ENGINE" at FalconBase::GSP; absent [GA100, AD102, GB202])
     {
         /// Hold the engine in reset.
         reset / with_reset: bool = 0:0, hwref("RESET");
@@ -280,7 +282,7 @@ register! {
 
     /// `NV_PRISCV_RISCV_CPUCTL`: RISC-V core control.
     pub struct RiscvCpuctl @ [RiscvBase + 0x388]
-        hwref("NV_PRISCV_RISCV_CPUCTL"; absent [TU102, AD102, GB100, GB202])
+        hwref("NV_PRISCV_RISCV_CPUCTL"; absent [TU102, GA100, AD102, GB100, GB202])
     {
         /// Start the RISC-V core.
         startcpu / with_startcpu: bool = 0:0, hwref("STARTCPU"; absent [GA102]);
@@ -296,7 +298,8 @@ register! {
     /// header defines it; offset and field follow nova-core (`regs.rs`): result 2 = fail,
     /// 3 = pass, 0/1 = still running.
     pub struct RiscvBrRetcode @ [RiscvBase + 0x65c]
-        hwref("NV_PRISCV_RISCV_BR_RETCODE"; absent [TU102, GA102, AD102, GH100, GB100, GB202])
+        hwref("NV_PRISCV_RISCV_BR_RETCODE";
+              absent [TU102, GA100, GA102, AD102, GH100, GB100, GB202])
     {
         /// Boot ROM result.
         result / with_result: u8 = 1:0, hwref("RESULT");
@@ -304,7 +307,7 @@ register! {
 
     /// `NV_PRISCV_RISCV_BCR_CTRL`: boot configuration of the RISC-V core.
     pub struct RiscvBcrCtrl @ [RiscvBase + 0x668]
-        hwref("NV_PRISCV_RISCV_BCR_CTRL"; absent [TU102, AD102, GH100, GB100, GB202])
+        hwref("NV_PRISCV_RISCV_BCR_CTRL"; absent [TU102, GA100, AD102, GH100, GB100, GB202])
     {
         /// The boot configuration is valid.
         valid / with_valid: bool = 0:0, hwref("VALID");
@@ -317,10 +320,29 @@ register! {
     /// `NV_PGSP_QUEUE_HEAD(i)`: GSP command-queue doorbells; writing head 0 tells GSP-RM a
     /// command is queued.
     pub struct GspQueueHead @ [0x0011_0c00; stride 8; count 8]
-        hwref("NV_PGSP_QUEUE_HEAD"; absent [AD102, GH100, GB100, GB202])
+        hwref("NV_PGSP_QUEUE_HEAD"; absent [GA100, AD102, GH100, GB100, GB202])
     {
         /// The head value.
         head / with_head: u32 = 31:0, hwref("ADDRESS");
+    }
+}
+
+impl FalconHwcfg2 {
+    /// What a BAR0 read of a GSP register returns while the FSP still holds the PRIV target
+    /// mask (`privErrTargetLocked` in kern_fsp_gh100.c); the low byte carries detail.
+    pub const PRI_ERROR_TARGET_LOCKED: u32 = 0xbadf_4100;
+
+    /// Whether the CPU can reach the engine: the read is neither 0 nor a target-locked PRI
+    /// error (the test kern_fsp_gh100.c `_kfspIsGspTargetMaskReleased` makes).
+    pub fn target_mask_released(self) -> bool {
+        self.0 != 0 && (self.0 & 0xffff_ff00) != Self::PRI_ERROR_TARGET_LOCKED
+    }
+
+    /// Whether the GSP FMC has taken over on an FSP boot: the register is reachable AND the
+    /// boot ROM released its privilege lockdown. A target-locked error read (0xbadf41xx) has
+    /// bit 13 clear, so testing bit 13 alone would report success too early.
+    pub fn fmc_running(self) -> bool {
+        self.target_mask_released() && !self.riscv_br_priv_lockdown()
     }
 }
 
@@ -389,6 +411,15 @@ mod tests {
             .with_size(FalconDmatrfcmd::SIZE_256B)
             .write(&bar, FalconBase::SEC2);
         assert_eq!(bar.writes.borrow().as_slice(), &[(0x840118, 0x610)]);
+    }
+
+    #[test]
+    fn fmc_running_rejects_pri_errors() {
+        assert!(!FalconHwcfg2::from_raw(0).fmc_running());
+        assert!(!FalconHwcfg2::from_raw(0xbadf_4123).fmc_running());
+        assert!(!FalconHwcfg2::from_raw(0xbadf_4100).target_mask_released());
+        assert!(!FalconHwcfg2::from_raw(1 << 13 | 1 << 10).fmc_running());
+        assert!(FalconHwcfg2::from_raw(1 << 10).fmc_running());
     }
 
     #[test]

@@ -62,7 +62,7 @@ register! {
 
     /// `NV_PFALCON2_FALCON_MOD_SEL`: signature algorithm the boot ROM verifies with.
     pub struct Falcon2ModSel @ [RiscvBase + 0x180]
-        hwref("NV_PFALCON2_FALCON_MOD_SEL"; absent [TU102, AD102],
+        hwref("NV_PFALCON2_FALCON_MOD_SEL"; absent [TU102, GA100, AD102],
               only Arch::Turing | Arch::Ampere | Arch::Ada)
     {
         /// 1 = RSA-3K (`_ALGO_RSA3K`).
@@ -71,7 +71,7 @@ register! {
 
     /// `NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID`: id of the HS ucode being loaded.
     pub struct Falcon2BromCurrUcodeId @ [RiscvBase + 0x198]
-        hwref("NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID"; absent [TU102, AD102],
+        hwref("NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID"; absent [TU102, GA100, AD102],
               only Arch::Turing | Arch::Ampere | Arch::Ada)
     {
         /// The ucode id.
@@ -80,13 +80,13 @@ register! {
 
     /// `NV_PFALCON2_FALCON_BROM_ENGIDMASK`: engine-id mask of the HS ucode.
     pub struct Falcon2BromEngidmask @ [RiscvBase + 0x19c]
-        hwref("NV_PFALCON2_FALCON_BROM_ENGIDMASK"; absent [TU102, AD102],
+        hwref("NV_PFALCON2_FALCON_BROM_ENGIDMASK"; absent [TU102, GA100, AD102],
               only Arch::Turing | Arch::Ampere | Arch::Ada)
     {}
 
     /// `NV_PFALCON2_FALCON_BROM_PARAADDR(0)`: DMEM offset of the signature parameters.
     pub struct Falcon2BromParaaddr @ [RiscvBase + 0x210]
-        hwref("NV_PFALCON2_FALCON_BROM_PARAADDR"[0]; absent [TU102, AD102],
+        hwref("NV_PFALCON2_FALCON_BROM_PARAADDR"[0]; absent [TU102, GA100, AD102],
               only Arch::Turing | Arch::Ampere | Arch::Ada)
     {}
 }

@@ -16,7 +16,7 @@ register! {
     /// bits 31:4). The published headers have it only for TU102; Ampere to Blackwell keep the
     /// address (as the notes and tinygrad use it).
     pub struct PfbWpr2AddrLo @ [0x001f_a824]
-        hwref("NV_PFB_PRI_MMU_WPR2_ADDR_LO"; absent [GA102, AD102, GH100, GB100, GB202])
+        hwref("NV_PFB_PRI_MMU_WPR2_ADDR_LO"; absent [GA100, GA102, AD102, GH100, GB100, GB202])
     {
         /// Address bits 43:12 (`_ALIGNMENT` 12).
         val / with_val: u32 = 31:4, hwref("VAL");
@@ -25,7 +25,7 @@ register! {
     /// `NV_PFB_PRI_MMU_WPR2_ADDR_HI`: end of WPR2; non-zero means a previous boot left
     /// secure state behind (reset before booting again).
     pub struct PfbWpr2AddrHi @ [0x001f_a828]
-        hwref("NV_PFB_PRI_MMU_WPR2_ADDR_HI"; absent [GA102, AD102, GH100, GB100, GB202])
+        hwref("NV_PFB_PRI_MMU_WPR2_ADDR_HI"; absent [GA100, GA102, AD102, GH100, GB100, GB202])
     {
         /// Address bits 43:12 (`_ALIGNMENT` 12).
         val / with_val: u32 = 31:4, hwref("VAL");
@@ -33,7 +33,7 @@ register! {
 
     /// `NV_USABLE_FB_SIZE_IN_MB` (= `NV_PGC6_AON_SECURE_SCRATCH_GROUP_42`): VRAM size in MiB.
     pub struct UsableFbSizeInMb @ [0x0011_83a4]
-        hwref("NV_USABLE_FB_SIZE_IN_MB"; absent [TU102, AD102, GH100, GB100, GB202])
+        hwref("NV_USABLE_FB_SIZE_IN_MB"; absent [TU102, GA100, AD102, GH100, GB100, GB202])
     {
         /// Size in MiB.
         value / with_value: u32 = 31:0, hwref("VALUE");
@@ -42,7 +42,7 @@ register! {
     /// `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT` (= `..._GROUP_05(0)`): VBIOS
     /// devinit progress; 0xff when the GPU finished its own boot after reset.
     pub struct GfwBootProgress @ [0x0011_8234]
-        hwref("NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT"; absent [AD102],
+        hwref("NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_0_GFW_BOOT"; absent [GA100, AD102],
               only Arch::Turing | Arch::Ampere | Arch::Ada)
     {
         /// Progress; `_PROGRESS_COMPLETED` = 0xff.
@@ -94,6 +94,17 @@ register! {
         target / with_target: u8 = 29:28, hwref("TARGET");
         /// 0 physical, 1 virtual.
         mode / with_mode: bool = 31:31, hwref("MODE");
+    }
+
+    /// `NV_PBUS_BAR0_WINDOW`: where PRAMIN points in VRAM, Turing to Ada. No published
+    /// header defines it; the address and the base field follow nouveau (which writes
+    /// VRAM address >> 16 to 0x1700).
+    pub struct PbusBar0Window @ [0x0000_1700]
+        hwref("NV_PBUS_BAR0_WINDOW"; absent [TU102, GA100, GA102, AD102],
+              only Arch::Turing | Arch::Ampere | Arch::Ada)
+    {
+        /// VRAM address >> 16.
+        base / with_base: u32 = 23:0, hwref("BASE");
     }
 
     /// `NV_XAL_EP_BAR0_WINDOW`: where PRAMIN points in VRAM, Hopper (Blackwell widens

@@ -2,8 +2,8 @@
 //!
 //! Each register is defined once with the [`register!`](macros) macro, named after and
 //! checked against the hwref define it mirrors (`tests/regs_hwref.rs` parses NVIDIA's
-//! published headers for TU102, GA102, AD102, GH100, GB100 and GB202 and compares every address and
-//! every field position claimed here, via [`hwref_table`]).
+//! published headers for TU102, GA100, GA102, AD102, GH100, GB100 and GB202 and compares
+//! every address and every field position claimed here, via [`hwref_table`]).
 //!
 //! Modules: [`pmc`] (chip identification), [`falcon`] (falcon and RISC-V engine control),
 //! [`falcon_hs`] (FBIF apertures and boot-ROM parameters for heavy-secure ucode),
@@ -228,7 +228,7 @@ pub fn hwref_bases() -> &'static [HwrefBase] {
         HwrefBase {
             name: "NV_PGSP",
             value: FalconBase::GSP.0,
-            absent_in: &[AD102, GB100, GB202],
+            absent_in: &[GA100, AD102, GB100, GB202],
         },
         HwrefBase {
             name: "NV_PSEC",
@@ -238,7 +238,7 @@ pub fn hwref_bases() -> &'static [HwrefBase] {
         HwrefBase {
             name: "NV_PGSP_FBIF_BASE",
             value: FbifBase::GSP.0,
-            absent_in: &[AD102, GH100, GB100, GB202],
+            absent_in: &[GA100, AD102, GH100, GB100, GB202],
         },
         HwrefBase {
             name: "NV_PSEC_FBIF_BASE",
@@ -253,23 +253,23 @@ pub fn hwref_bases() -> &'static [HwrefBase] {
         HwrefBase {
             name: "NV_FALCON2_SEC_BASE",
             value: RiscvBase::SEC2.0,
-            absent_in: &[TU102, AD102, GH100, GB100, GB202],
+            absent_in: &[TU102, GA100, AD102, GH100, GB100, GB202],
         },
         // FSP falcon base + NV_PFALCON_FALCON_COMMON_SCRATCH_GROUP_2(0) (0x320, tu102 header).
         HwrefBase {
             name: "NV_PFSP_FALCON_COMMON_SCRATCH_GROUP_2",
             value: FalconBase::FSP.0 + 0x320,
-            absent_in: &[TU102, GA102, AD102],
+            absent_in: &[TU102, GA100, GA102, AD102],
         },
         HwrefBase {
             name: "NV_VIRTUAL_FUNCTION_FULL_PHYS_OFFSET",
             value: vm::VF_WINDOW,
-            absent_in: &[GA102, AD102, GH100, GB202],
+            absent_in: &[GA100, GA102, AD102, GH100, GB202],
         },
         HwrefBase {
             name: "NV_VIRTUAL_FUNCTION",
             value: vm::USERMODE_OFFSET,
-            absent_in: &[GA102, AD102, GB202],
+            absent_in: &[GA100, GA102, AD102, GB202],
         },
     ];
     BASES

@@ -17,7 +17,8 @@ register! {
     /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB`: page directory base of the address
     /// space to invalidate (low part).
     pub struct VfMmuInvalidatePdb @ [0x30a0 in VF_WINDOW]
-        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB"; absent [GA102, AD102, GH100, GB202])
+        hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_PDB";
+              absent [GA100, GA102, AD102, GH100, GB202])
     {
         /// 0 VRAM, 1 sysmem.
         aperture / with_aperture: bool = 1:1, hwref("APERTURE");
@@ -28,7 +29,7 @@ register! {
     /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_UPPER_PDB`: PDB address bits 59:40.
     pub struct VfMmuInvalidateUpperPdb @ [0x30a4 in VF_WINDOW]
         hwref("NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_UPPER_PDB";
-              absent [GA102, AD102, GH100, GB202])
+              absent [GA100, GA102, AD102, GH100, GB202])
     {
         /// PDB address bits 59:40.
         addr / with_addr: u32 = 19:0, hwref("ADDR");
@@ -88,7 +89,7 @@ register! {
     /// the run-list doorbell enable sits differs (bit 30 on GB202, 22 on GB100, none on
     /// GH100), so it is not a field: tokens from GSP-RM are written as they come.
     pub struct UsermodeDoorbell @ [0x30090 in VF_WINDOW]
-        hwref("NV_VIRTUAL_FUNCTION_DOORBELL"; absent [GA102, AD102, GH100])
+        hwref("NV_VIRTUAL_FUNCTION_DOORBELL"; absent [GA100, GA102, AD102, GH100])
     {
         /// Channel id (the doorbell vector).
         vector / with_vector: u16 = 11:0, hwref("VECTOR"; absent [TU102]);

@@ -1,6 +1,6 @@
 //! BAR0 registers that boot and submission touch, one typed value per register.
 //!
-//! Each register is defined once with the [`register!`](macros) macro, named after and
+//! Each register is defined once with the `register!` macro (`regs/macros.rs`), named after and
 //! checked against the hwref define it mirrors (`tests/regs_hwref.rs` parses NVIDIA's
 //! published headers for TU102, GA100, GA102, AD102, GH100, GB100 and GB202 and compares
 //! every address and every field position claimed here, via [`hwref_table`]).
@@ -311,6 +311,17 @@ mod tests {
         assert_eq!(field_set(0xffff_ffff, 15, 8, 0), 0xffff_00ff);
         // Bits above the field width are dropped, not spilled into neighbours.
         assert_eq!(field_set(0, 11, 8, 0xff), 0x0f00);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn field_set_then_get_round_trips(raw: u32, value: u32, lo in 0u32..32, width in 1u32..=32) {
+            let hi = (lo + width - 1).min(31);
+            let mask = field_mask(hi, lo);
+            let written = field_set(raw, hi, lo, value);
+            proptest::prop_assert_eq!(field_get(written, hi, lo), value & (mask >> lo));
+            proptest::prop_assert_eq!(written & !mask, raw & !mask);
+        }
     }
 
     #[test]

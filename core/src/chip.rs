@@ -187,6 +187,8 @@ chips! {
     GB202 = BlackwellGb20x, 0x2, "gb202";
     /// Blackwell GB203.
     GB203 = BlackwellGb20x, 0x3, "gb202";
+    /// Blackwell GB204.
+    GB204 = BlackwellGb20x, 0x4, "gb202";
     /// Blackwell GB205.
     GB205 = BlackwellGb20x, 0x5, "gb202";
     /// Blackwell GB206.

@@ -20,6 +20,48 @@ pub const PTEDESC_IDR_NONE: u32 = 0;
 /// `__GPU_STATE_FLAGS_FAST_UNLOAD`, the `newLevel` tinygrad and OpenRM's fast-unload path use.
 pub const GPU_STATE_FLAGS_FAST_UNLOAD: u32 = 1 << 6;
 
+/// What the CPU knows about the PCI function, for `GSP_SET_SYSTEM_INFO`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SystemInfoInputs {
+    /// BAR0 bus address (`gpuPhysAddr`).
+    pub bar0: u64,
+    /// BAR1 (VRAM aperture) bus address (`gpuPhysFbAddr`).
+    pub bar1: u64,
+    /// BAR3/instance-memory bus address (`gpuPhysInstAddr`).
+    pub bar3: u64,
+    /// PCI domain/bus/device/function as `bus << 8 | dev << 3 | fn` (`nvDomainBusDeviceFunc`).
+    pub bdf: u64,
+    /// Config dword 0: vendor id | device id << 16 (`PCIDeviceID`).
+    pub pci_device_id: u32,
+    /// Config dword 0x2c: subsystem vendor | subsystem id << 16 (`PCISubDeviceID`).
+    pub pci_sub_device_id: u32,
+    /// Config byte 8 (`PCIRevisionID`).
+    pub pci_revision_id: u32,
+    /// Where GSP-RM finds the PCI config mirror in BAR0: 0x88000, or 0x92000 on the FSP
+    /// (Hopper/Blackwell) path.
+    pub pci_config_mirror_base: u32,
+}
+
+impl SystemInfoInputs {
+    /// The `GspSystemInfo` nvbare sends: the fields above, mirror size 4 KiB, passthrough
+    /// (no hypervisor knowledge), `maxUserVa` 0x7ffffffff000; everything else zero.
+    pub fn to_system_info(&self) -> GspSystemInfo {
+        let mut s = GspSystemInfo::new_zeroed();
+        s.gpu_phys_addr = self.bar0;
+        s.gpu_phys_fb_addr = self.bar1;
+        s.gpu_phys_inst_addr = self.bar3;
+        s.nv_domain_bus_device_func = self.bdf;
+        s.max_user_va = 0x7fff_ffff_f000;
+        s.pci_config_mirror_base = self.pci_config_mirror_base;
+        s.pci_config_mirror_size = 0x1000;
+        s.pci_device_id = self.pci_device_id;
+        s.pci_sub_device_id = self.pci_sub_device_id;
+        s.pci_revision_id = self.pci_revision_id;
+        s.b_is_passthru = 1;
+        s
+    }
+}
+
 /// One RPC ready to queue: the function number and its payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {

@@ -1,0 +1,1 @@
+/* empty stand-in for OpenRM's generated rmconfig.h */

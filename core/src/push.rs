@@ -113,7 +113,7 @@ pub enum PushError {
 
 /// Checks that `va` is `align`-aligned and below `2^bits`.
 pub fn check_address(va: u64, align: u64, bits: u32) -> Result<(), PushError> {
-    if va % align != 0 {
+    if !va.is_multiple_of(align) {
         return Err(PushError::AddressMisaligned { va, align });
     }
     if bits < 64 && va >> bits != 0 {
@@ -163,7 +163,7 @@ impl fmt::Display for PushError {
 }
 
 fn check_method(method: u32) -> Result<(), PushError> {
-    if method % 4 != 0 {
+    if !method.is_multiple_of(4) {
         return Err(PushError::MethodMisaligned(method));
     }
     if method > MAX_METHOD {

@@ -79,7 +79,7 @@ pub struct Semaphore {
 impl Semaphore {
     /// A semaphore over the first 16 bytes of `mem` (which must be 16-byte aligned on the GPU).
     pub fn new(mem: SharedMem) -> Result<Self, SemaphoreError> {
-        if mem.len() < SEMAPHORE_SIZE || mem.gpu_va() % 16 != 0 {
+        if mem.len() < SEMAPHORE_SIZE || !mem.gpu_va().is_multiple_of(16) {
             return Err(SemaphoreError::BadMemory {
                 va: mem.gpu_va(),
                 len: mem.len(),

@@ -115,7 +115,7 @@ impl SharedMem {
                 size: self.len as u64,
             });
         }
-        if offset % align != 0 {
+        if !offset.is_multiple_of(align) {
             return Err(SharedMemError::Misaligned {
                 offset: offset as u64,
                 align: align as u64,
@@ -161,7 +161,7 @@ impl SharedMem {
         let mut i = 0;
         while i < data.len() {
             let at = offset + i;
-            if at % 4 == 0 && data.len() - i >= 4 {
+            if at.is_multiple_of(4) && data.len() - i >= 4 {
                 let w = u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
                 // SAFETY: at..at+4 is inside the checked range and 4-byte aligned.
                 unsafe { ptr::write_volatile(self.ptr.add(at) as *mut u32, w) };

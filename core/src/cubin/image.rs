@@ -71,11 +71,11 @@ impl ModuleImage {
         }
         let mut bytes = vec![0u8; end as usize];
         for (i, off) in offsets.iter().enumerate() {
-            if let Some(off) = *off {
-                if elf.sections[i].kind != SHT_NOBITS {
-                    let data = elf.contents(i)?;
-                    bytes[off as usize..off as usize + data.len()].copy_from_slice(data);
-                }
+            if let Some(off) = *off
+                && elf.sections[i].kind != SHT_NOBITS
+            {
+                let data = elf.contents(i)?;
+                bytes[off as usize..off as usize + data.len()].copy_from_slice(data);
             }
         }
         let mut image = Self {

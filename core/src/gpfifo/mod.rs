@@ -69,7 +69,7 @@ impl GpEntry {
 
     /// The 64-bit entry (word 0 in the low half), or why it cannot be encoded.
     pub fn encode(&self) -> Result<u64, GpFifoError> {
-        if self.va % 4 != 0 || self.va >= MAX_SEGMENT_VA {
+        if !self.va.is_multiple_of(4) || self.va >= MAX_SEGMENT_VA {
             return Err(GpFifoError::BadSegmentAddress(self.va));
         }
         if self.words == 0 || self.words > MAX_SEGMENT_WORDS {

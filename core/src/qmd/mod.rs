@@ -534,7 +534,7 @@ impl Qmd {
                 what: "release semaphore",
                 index: slot,
             })?;
-        if va % 16 != 0 {
+        if !va.is_multiple_of(16) {
             return Err(QmdError::Misaligned {
                 what: "release semaphore",
                 va,
@@ -562,7 +562,7 @@ impl Qmd {
 
     /// Chains the QMD at `next_va` (256-byte aligned) to be scheduled when this grid completes.
     pub fn set_dependent(&mut self, next_va: u64) -> Result<(), QmdError> {
-        if next_va % QMD_ALIGN != 0 {
+        if !next_va.is_multiple_of(QMD_ALIGN) {
             return Err(QmdError::Misaligned {
                 what: "dependent QMD",
                 va: next_va,

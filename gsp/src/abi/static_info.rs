@@ -4,8 +4,7 @@
 //! Header: `src/nvidia/inc/kernel/gpu/gsp/gsp_static_config.h`; member types from
 //! `src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080{gpu,fb,bios}.h`,
 //! `ctrl/ctrl0080/ctrl0080gpu.h` and `src/nvidia/inc/kernel/vgpu/rpc_headers.h`.
-//! Two members nvbare does not interpret (`SKUInfo`, `sriovCaps`) are kept as byte arrays
-//! of the C size; the layout test checks their offsets and sizes like every other field.
+//! Every member is mirrored, down to the last field.
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -75,6 +74,85 @@ pub struct Nv2080CtrlFbGetFbRegionInfoParams {
     pub fb_region: [Nv2080CtrlFbRegionInfo; NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_MAX_ENTRIES],
 }
 
+/// Mirrors `NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS`, `ctrl/ctrl2080/ctrl2080bios.h`. The
+/// `char` arrays are not NUL-terminated when full.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct Nv2080CtrlBiosGetSkuInfoParams {
+    /// `BoardID`.
+    pub board_id: u32,
+    /// `chipSKU[9]`.
+    pub chip_sku: [u8; 9],
+    /// `chipSKUMod[5]`.
+    pub chip_sku_mod: [u8; 5],
+    /// Padding before `skuConfigVersion`.
+    pub _pad0: [u8; 2],
+    /// `skuConfigVersion`.
+    pub sku_config_version: u32,
+    /// `project[5]`.
+    pub project: [u8; 5],
+    /// `projectSKU[5]`.
+    pub project_sku: [u8; 5],
+    /// `CDP[6]`.
+    pub cdp: [u8; 6],
+    /// `projectSKUMod[2]`.
+    pub project_sku_mod: [u8; 2],
+    /// Padding before `businessCycle`.
+    pub _pad1: [u8; 2],
+    /// `businessCycle`.
+    pub business_cycle: u32,
+}
+
+/// Mirrors `NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS`, `ctrl/ctrl0080/ctrl0080gpu.h`.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct Nv0080CtrlGpuGetSriovCapsParams {
+    /// `totalVFs`.
+    pub total_vfs: u32,
+    /// `firstVfOffset`.
+    pub first_vf_offset: u32,
+    /// `vfFeatureMask`.
+    pub vf_feature_mask: u32,
+    /// Padding before the 8-byte `FirstVFBar0Address`.
+    pub _pad0: u32,
+    /// `FirstVFBar0Address`.
+    pub first_vf_bar0_address: u64,
+    /// `FirstVFBar1Address`.
+    pub first_vf_bar1_address: u64,
+    /// `FirstVFBar2Address`.
+    pub first_vf_bar2_address: u64,
+    /// `bar0Size`.
+    pub bar0_size: u64,
+    /// `bar1Size`.
+    pub bar1_size: u64,
+    /// `bar2Size`.
+    pub bar2_size: u64,
+    /// `b64bitBar0` (`NvBool`).
+    pub b64bit_bar0: u8,
+    /// `b64bitBar1`.
+    pub b64bit_bar1: u8,
+    /// `b64bitBar2`.
+    pub b64bit_bar2: u8,
+    /// `bSriovEnabled`.
+    pub b_sriov_enabled: u8,
+    /// `bSriovHeavyEnabled`.
+    pub b_sriov_heavy_enabled: u8,
+    /// `bEmulateVFBar0TlbInvalidationRegister`.
+    pub b_emulate_vf_bar0_tlb_invalidation_register: u8,
+    /// `bClientRmAllocatedCtxBuffer`.
+    pub b_client_rm_allocated_ctx_buffer: u8,
+    /// `bNonPowerOf2ChannelCountSupported`.
+    pub b_non_power_of2_channel_count_supported: u8,
+    /// `bVfResizableBAR1Supported`.
+    pub b_vf_resizable_bar1_supported: u8,
+    /// Tail padding.
+    pub _pad1: [u8; 7],
+}
+
 /// Mirrors `VIRTUAL_DISPLAY_GET_NUM_HEADS_PARAMS`, `vgpu/rpc_headers.h`.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
@@ -138,14 +216,14 @@ pub struct GspStaticConfigInfo {
     pub _pad0: [u8; 1],
     /// `gidInfo`: the GPU UUID.
     pub gid_info: Nv2080CtrlGpuGetGidInfoParams,
-    /// `SKUInfo` (`NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS`), uninterpreted.
-    pub sku_info: [u8; 48],
+    /// `SKUInfo`.
+    pub sku_info: Nv2080CtrlBiosGetSkuInfoParams,
     /// Padding before the 8-byte aligned `fbRegionInfoParams`.
     pub _pad1: [u8; 4],
     /// `fbRegionInfoParams`.
     pub fb_region_info_params: Nv2080CtrlFbGetFbRegionInfoParams,
-    /// `sriovCaps` (`NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS`), uninterpreted.
-    pub sriov_caps: [u8; 80],
+    /// `sriovCaps`.
+    pub sriov_caps: Nv0080CtrlGpuGetSriovCapsParams,
     /// `sriovMaxGfid`.
     pub sriov_max_gfid: u32,
     /// `engineCaps[NVGPU_ENGINE_CAPS_MASK_ARRAY_MAX]`: bit per `RM_ENGINE_TYPE`.

@@ -71,7 +71,10 @@ pub struct Summary {
 pub fn reference_root() -> PathBuf {
     match std::env::var_os("NVBARE_REFERENCE") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference"),
+        None => {
+            let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference");
+            beside.canonicalize().unwrap_or(beside)
+        }
     }
 }
 

@@ -91,7 +91,7 @@ fn hi_lo(v: u64) -> [u32; 2] {
     [(v >> 32) as u32, v as u32]
 }
 
-/// One-time compute setup: `SET_OBJECT` on the compute subchannel, then the shared and local
+/// One-time compute setup: `SET_OBJECT` on the compute subchannel, then the local and shared
 /// memory windows (which must match the cbuf0 driver slots of every launch).
 pub fn setup(pb: &mut PushBuffer, s: &ComputeSetup) -> Result<(), PushError> {
     check_address(s.shared_window, 1 << 24, 49)?;
@@ -99,13 +99,13 @@ pub fn setup(pb: &mut PushBuffer, s: &ComputeSetup) -> Result<(), PushError> {
     pb.set_object(Subchannel::COMPUTE, s.compute_class)?;
     pb.method(
         Subchannel::COMPUTE,
-        SET_SHADER_SHARED_MEMORY_WINDOW_A,
-        &hi_lo(s.shared_window),
+        SET_SHADER_LOCAL_MEMORY_WINDOW_A,
+        &hi_lo(s.local_window),
     )?;
     pb.method(
         Subchannel::COMPUTE,
-        SET_SHADER_LOCAL_MEMORY_WINDOW_A,
-        &hi_lo(s.local_window),
+        SET_SHADER_SHARED_MEMORY_WINDOW_A,
+        &hi_lo(s.shared_window),
     )?;
     Ok(())
 }

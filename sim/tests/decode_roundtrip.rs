@@ -173,8 +173,8 @@ fn compute_setup_launch_invalidate_and_release_round_trip() {
                 subchannel: 1,
                 class: 0xcbc0
             },
-            Operation::SharedWindow(0x7294_0000_0000),
             Operation::LocalWindow(0x7293_0000_0000),
+            Operation::SharedWindow(0x7294_0000_0000),
             Operation::LocalMemory(0x50_0000_0000),
             Operation::LocalMemoryPerTpc {
                 bytes: per_tpc,

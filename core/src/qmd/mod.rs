@@ -460,8 +460,11 @@ impl Qmd {
         }
         q.set(l.api_visible_call_limit, 1)?; // NO_CHECK
         q.set(l.sampler_index, 1)?; // VIA_HEADER_INDEX, as tinygrad
-        for f in l.invalidate_caches {
-            q.set(f, 1)?;
+        // Texture header/sampler/data and shader data caches, as tinygrad's driver does; the
+        // instruction and constant caches are invalidated by `compute::invalidate_caches` after
+        // code uploads and per bank by CONSTANT_BUFFER_INVALIDATE.
+        for f in &l.invalidate_caches[..4] {
+            q.set(*f, 1)?;
         }
         q.set(l.cwd_membar_type, CWD_MEMBAR_L1_SYSMEMBAR)?;
         for i in 0..3 {

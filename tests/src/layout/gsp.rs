@@ -24,6 +24,7 @@
 
 use super::{Group, StubHeader};
 use nvbare_gsp::abi::*;
+use nvbare_gsp::firmware::FalconBootloaderDesc;
 
 /// Include directories of OpenRM 570.144, relative to the reference root.
 const OPENRM_570_INCLUDE_DIRS: [&str; 8] = [
@@ -58,7 +59,8 @@ typedef struct MEMORY_DESCRIPTOR MEMORY_DESCRIPTOR;
 "#;
 
 /// Declarations of types outside OpenRM 570.144's public headers, restated from their
-/// sources: Linux `drivers/gpu/drm/nouveau/include/nvfw/fw.h` and `nvfw/hs.h` (MIT), and
+/// sources: Linux `drivers/gpu/drm/nouveau/include/nvfw/fw.h` (`nvfw_bin_hdr`,
+/// `nvfw_bl_desc`) and `nvfw/hs.h` (MIT), and
 /// OpenRM `src/nvidia/generated/g_os_nvoc.h` (`PACKED_REGISTRY_*`).
 const UPSTREAM_DECLS_PRELUDE: &str = r#"
 #include "nvtypes.h"
@@ -66,6 +68,7 @@ typedef NvU32 u32;
 struct nvfw_bin_hdr { u32 bin_magic; u32 bin_ver; u32 bin_size; u32 header_offset; u32 data_offset; u32 data_size; };
 struct nvfw_hs_header_v2 { u32 sig_prod_offset; u32 sig_prod_size; u32 patch_loc; u32 patch_sig; u32 meta_data_offset; u32 meta_data_size; u32 num_sig; u32 header_offset; u32 header_size; };
 struct nvfw_hs_load_header_v2 { u32 os_code_offset; u32 os_code_size; u32 os_data_offset; u32 os_data_size; u32 num_apps; struct { u32 offset; u32 size; } app[]; };
+struct nvfw_bl_desc { u32 start_tag; u32 dmem_load_off; u32 code_off; u32 code_size; u32 data_off; u32 data_size; };
 typedef struct PACKED_REGISTRY_ENTRY { NvU32 nameOffset; NvU8 type; NvU32 data; NvU32 length; } PACKED_REGISTRY_ENTRY;
 typedef struct PACKED_REGISTRY_TABLE { NvU32 size; NvU32 numEntries; PACKED_REGISTRY_ENTRY entries[]; } PACKED_REGISTRY_TABLE;
 "#;
@@ -635,6 +638,15 @@ fn upstream_decl_structs() -> Vec<super::Struct> {
         crate::layout!("__typeof__(((struct nvfw_hs_load_header_v2 *)0)->app[0])" => NvfwHsLoadHeaderV2App {
             "offset" => offset,
             "size" => size,
+        }),
+        // Mirrored by the firmware parser (`nvbare_gsp::firmware`), not by `abi`.
+        crate::layout!("struct nvfw_bl_desc" => FalconBootloaderDesc {
+            "start_tag" => start_tag,
+            "dmem_load_off" => dmem_load_off,
+            "code_off" => code_off,
+            "code_size" => code_size,
+            "data_off" => data_off,
+            "data_size" => data_size,
         }),
         crate::layout!("PACKED_REGISTRY_ENTRY" => PackedRegistryEntry {
             "nameOffset" => name_offset,

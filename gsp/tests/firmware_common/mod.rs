@@ -1,4 +1,6 @@
 //! Shared by the firmware tests: where the real firmware is, and how to skip loudly.
+// Each test binary uses a different part of this module.
+#![allow(dead_code)]
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -284,7 +284,10 @@ impl DualPde {
                 | place_address(field, small.addr, ADDRESS_SHIFT)?;
             pde_table_flags(&mut e, f.vol_small, f.pcf_small);
         }
-        if e != 0 {
+        // ver2 NO_ATS (bit 5) lies inside ADDRESS_BIG (53:4, the address >> 8): with a big table
+        // present that bit is address bit 9 and must stay the address. Only an entry without a
+        // big table carries NO_ATS (as tinygrad's small-table-only entries do).
+        if e != 0 && self.big.is_none() {
             set_flag(&mut e, f.no_ats, true);
         }
         Ok(e)

@@ -163,7 +163,9 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
                 let level = self.nodes[target.node as usize].level;
                 let table_at = self.nodes[target.node as usize].at;
                 let room = level.entries() as usize - target.index;
-                let n = room.min(((end - pa) / size.bytes()) as usize);
+                let n = room
+                    .min(((end - pa) / size.bytes()) as usize)
+                    .min(self.pages_before_larger_fits(*cursor, pa, size));
                 self.check_run_free(&target, n, size, *cursor)?;
 
                 let first = Pte { addr: pa, attrs }.encode(self.format)?;
@@ -206,6 +208,19 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         Ok(())
     }
 
+    /// How many `size` pages from `va`/`pa` come before a larger enabled page size could
+    /// start (a boundary both addresses reach together); `usize::MAX` if none can.
+    fn pages_before_larger_fits(&self, va: u64, pa: u64, size: PageSize) -> usize {
+        PageSize::ALL_DESCENDING
+            .into_iter()
+            .filter(|&s| {
+                s > size && self.page_sizes.contains(s) && (va ^ pa) & (s.bytes() - 1) == 0
+            })
+            .map(|s| ((s.bytes() - (va & (s.bytes() - 1))) / size.bytes()) as usize)
+            .min()
+            .unwrap_or(usize::MAX)
+    }
+
     /// Finds (creating tables as needed) the table and index for a `size` PTE at `va`.
     fn descend_create(&mut self, va: u64, size: PageSize) -> Result<Target, MmuError> {
         let dirs = self.format.directories;
@@ -223,6 +238,10 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
                         index: idx,
                         pd0: None,
                     });
+                }
+                if self.nodes[node as usize].slots[idx] == LEAF {
+                    // A 2 MiB page covers this PD0 entry.
+                    return Err(MmuError::AlreadyMapped { va });
                 }
                 let (slot, pt_level) = match size {
                     PageSize::Size64K => (idx, PT_64K),
@@ -320,7 +339,7 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
                 .lookup(cursor)
                 .ok_or(MmuError::NotMapped { va: cursor })?;
             let run = self.leaf_run(node, index, page, end - cursor);
-            if run == 0 {
+            if run == 0 || cursor & (page.bytes() - 1) != 0 {
                 return Err(MmuError::PartialPage {
                     page_va: cursor & !(page.bytes() - 1),
                     page_size: page.bytes(),

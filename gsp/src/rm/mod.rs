@@ -50,6 +50,8 @@ pub mod r570 {
     pub type GpfifoScheduleParams = super::ctrl::channel::GpfifoScheduleParamsV570;
     /// `NV2080_CTRL_FB_GET_INFO_V2_PARAMS` of 570.144.
     pub type FbGetInfoV2Params = super::ctrl::fb::FbGetInfoV2ParamsV570;
+    /// `NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS` of 570.144.
+    pub type ClassListV2Params = super::ctrl::root::ClassListV2ParamsV570;
 }
 
 /// The 580.142 layouts of the structs that differ between branches (kernel driver 580.x).
@@ -62,4 +64,6 @@ pub mod r580 {
     pub type GpfifoScheduleParams = super::ctrl::channel::GpfifoScheduleParamsV580;
     /// `NV2080_CTRL_FB_GET_INFO_V2_PARAMS` of 580.142.
     pub type FbGetInfoV2Params = super::ctrl::fb::FbGetInfoV2ParamsV580;
+    /// `NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS` of 580.142.
+    pub type ClassListV2Params = super::ctrl::root::ClassListV2ParamsV580;
 }

@@ -9,9 +9,10 @@
 //! [`channel`] (TSG, channel and VA space: `NVA06C_*`, `NVA06F_*`, `NVC36F_*`, `NV90F1_*`)
 //! and [`debugger`] (`NV83DE_*`).
 //!
-//! Two blocks differ between 570.144 and 580.142: [`channel::GpfifoScheduleParamsV570`] /
+//! Three blocks differ between 570.144 and 580.142: [`channel::GpfifoScheduleParamsV570`] /
 //! [`channel::GpfifoScheduleParamsV580`] and [`fb::FbGetInfoV2ParamsV570`] /
-//! [`fb::FbGetInfoV2ParamsV580`]. All command numbers are the same in both.
+//! [`fb::FbGetInfoV2ParamsV580`], and [`root::ClassListV2ParamsV570`] /
+//! [`root::ClassListV2ParamsV580`]. All command numbers are the same in both.
 
 pub mod channel;
 pub mod debugger;

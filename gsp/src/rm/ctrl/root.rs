@@ -1,5 +1,7 @@
 //! Controls on the client (`NV0000_CTRL_*`, `ctrl/ctrl0000/`) and on the device
-//! (`NV0080_CTRL_*`, `ctrl/ctrl0080/`). All the same in 570.144 and 580.142.
+//! (`NV0080_CTRL_*`, `ctrl/ctrl0080/`). All the same in 570.144 and 580.142 except
+//! `NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS`, whose list doubled to 200 entries in 580:
+//! [`ClassListV2ParamsV570`] / [`ClassListV2ParamsV580`].
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -8,8 +10,11 @@ use crate::rm::nvos::NvP64;
 
 /// `NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_MAX_STRING_SIZE` (`ctrl0000system.h`).
 pub const BUILD_VERSION_V2_MAX_STRING_SIZE: usize = 256;
-/// `NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE` (`ctrl0080gpu.h`).
-pub const CLASSLIST_V2_MAX_SIZE: usize = 100;
+/// `NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE` (`ctrl0080gpu.h`) of 570.144.
+pub const CLASSLIST_V2_MAX_SIZE_V570: usize = 100;
+/// `NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE` (`ctrl0080gpu.h`) of 580.142: doubled, so
+/// `NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS` differs between the branches.
+pub const CLASSLIST_V2_MAX_SIZE_V580: usize = 200;
 
 /// `NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_PARAMS` (`ctrl0000system.h`): the driver's
 /// version strings, copied into caller buffers.
@@ -100,26 +105,37 @@ pub struct ClassListParams {
     pub class_list: NvP64,
 }
 
-/// `NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS` (`ctrl0080gpu.h`): the class list inline,
-/// one call (and the form GSP-RM takes, having no pointers).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable)]
-pub struct ClassListV2Params {
-    /// `numClasses`: out.
-    pub num_classes: u32,
-    /// `classList`: out.
-    pub class_list: [u32; CLASSLIST_V2_MAX_SIZE],
+macro_rules! class_list_v2 {
+    ($name:ident, $max:ident, $branch:literal) => {
+        #[doc = concat!("`NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS` (`ctrl0080gpu.h`) of **", $branch, "**:")]
+        /// the class list inline, one call (the form GSP-RM takes, having no pointers).
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable)]
+        pub struct $name {
+            /// `numClasses`: out.
+            pub num_classes: u32,
+            /// `classList`: out.
+            pub class_list: [u32; $max],
+        }
+
+        impl $name {
+            /// The classes returned; a `num_classes` beyond the array is clamped to it.
+            pub fn classes(&self) -> &[u32] {
+                let n = (self.num_classes as usize).min($max);
+                &self.class_list[..n]
+            }
+        }
+    };
 }
 
-impl ClassListV2Params {
-    /// The classes returned; a `num_classes` beyond the array is clamped to it.
-    pub fn classes(&self) -> &[u32] {
-        let n = (self.num_classes as usize).min(CLASSLIST_V2_MAX_SIZE);
-        &self.class_list[..n]
-    }
-}
+class_list_v2!(ClassListV2ParamsV570, CLASSLIST_V2_MAX_SIZE_V570, "570.144");
+class_list_v2!(ClassListV2ParamsV580, CLASSLIST_V2_MAX_SIZE_V580, "580.142");
 
-zeroed_default!(BuildVersionV2Params, ClassListV2Params);
+zeroed_default!(
+    BuildVersionV2Params,
+    ClassListV2ParamsV570,
+    ClassListV2ParamsV580
+);
 
 /// The bytes of `buf` before its first NUL (all of it if none), as UTF-8.
 pub(crate) fn c_str(buf: &[u8]) -> Option<&str> {
@@ -133,13 +149,20 @@ mod tests {
 
     #[test]
     fn class_list_v2_clamps_a_count_beyond_the_array() {
-        let mut p = ClassListV2Params::default();
+        let mut p = ClassListV2ParamsV570::default();
         p.class_list[0] = 0xc86f;
         p.class_list[1] = 0xcbc0;
         p.num_classes = 2;
         assert_eq!(p.classes(), &[0xc86f, 0xcbc0]);
         p.num_classes = 1000;
-        assert_eq!(p.classes().len(), CLASSLIST_V2_MAX_SIZE);
+        assert_eq!(p.classes().len(), CLASSLIST_V2_MAX_SIZE_V570);
+        let mut q = ClassListV2ParamsV580 {
+            num_classes: 1000,
+            ..Default::default()
+        };
+        assert_eq!(q.classes().len(), CLASSLIST_V2_MAX_SIZE_V580);
+        q.num_classes = 0;
+        assert!(q.classes().is_empty());
     }
 
     #[test]

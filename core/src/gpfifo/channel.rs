@@ -46,6 +46,8 @@ pub struct Channel {
     head: usize,
     in_flight: VecDeque<InFlight>,
     next_seq: u64,
+    /// GPFIFO entries submitted before this channel took the GPFIFO over.
+    entry_base: u64,
     bindings: [Option<u32>; 8],
 }
 
@@ -54,6 +56,7 @@ impl Channel {
     /// `progress` (whose payload is reset to 0 here).
     pub fn new(fifo: GpFifo, pushbuffer: SharedMem, progress: Semaphore) -> Self {
         progress.signal_from_cpu(0);
+        let entry_base = fifo.submitted();
         Self {
             fifo,
             pb: pushbuffer,
@@ -61,6 +64,7 @@ impl Channel {
             head: 0,
             in_flight: VecDeque::new(),
             next_seq: 1,
+            entry_base,
             bindings: [None; 8],
         }
     }
@@ -98,7 +102,10 @@ impl Channel {
     }
 
     fn reclaim(&mut self) {
-        let done = self.progress.value();
+        let done = self.progress.value().min(self.next_seq - 1);
+        // Submission `seq` is GPFIFO entry `entry_base + seq`: the progress release proves the
+        // front end fetched it even if USERD's GPGet has not been written back yet.
+        self.fifo.note_completed(self.entry_base + done);
         while self.in_flight.front().is_some_and(|s| s.seq <= done) {
             self.in_flight.pop_front();
         }
@@ -163,7 +170,9 @@ impl Channel {
         let start = clock.now_ns();
         let at = loop {
             self.reclaim();
-            if let Some(at) = self.place(bytes) {
+            if let Some(at) = self.place(bytes)
+                && self.fifo.free_slots()? >= 1
+            {
                 break at;
             }
             if clock.now_ns().saturating_sub(start) >= timeout_ns {
@@ -171,9 +180,6 @@ impl Channel {
             }
             core::hint::spin_loop();
         };
-        let spent = clock.now_ns().saturating_sub(start);
-        self.fifo
-            .wait_for_slots(clock, timeout_ns.saturating_sub(spent), 1)?;
 
         self.pb.write_words(at, push.words())?;
         self.pb.write_words(at + push.byte_len(), tail.words())?;

@@ -12,6 +12,7 @@ pub mod channel;
 
 use crate::hal::{Bar0, Clock};
 use crate::shared::{SharedMem, SharedMemError};
+use core::cell::Cell;
 use core::fmt;
 use core::sync::atomic::{Ordering, fence};
 
@@ -215,6 +216,10 @@ pub struct GpFifo {
     entries: u32,
     put: u32,
     submitted: u64,
+    /// Entries fetched, as far as USERD's GPGet has shown (monotonic).
+    gp_completed: Cell<u64>,
+    /// Entries fetched, as far as other evidence (a semaphore) has shown.
+    known_completed: u64,
     token: u32,
     doorbell: u32,
 }
@@ -251,6 +256,8 @@ impl GpFifo {
             entries,
             put: 0,
             submitted: 0,
+            gp_completed: Cell::new(0),
+            known_completed: 0,
             token,
             doorbell,
         })
@@ -306,15 +313,30 @@ impl GpFifo {
         self.state_with(get)
     }
 
-    /// Entries written but not yet fetched by the GPU.
+    /// Entries written but not yet fetched by the GPU (an upper bound: never too small).
     pub fn pending(&self) -> Result<u32, GpFifoError> {
-        let get = self.gp_get()?;
-        Ok((self.put + self.entries - get) % self.entries)
+        Ok((self.submitted - self.completed()?) as u32)
     }
 
-    /// Entries fetched by the GPU since creation.
+    /// Entries fetched by the GPU since creation (a lower bound: never too large).
+    ///
+    /// GPGet only moves forward, so the new count is the old one plus GPGet's forward distance
+    /// from it around the ring; a GPGet that lags by a whole lap can only make this smaller.
     pub fn completed(&self) -> Result<u64, GpFifoError> {
-        Ok(self.submitted - self.pending()? as u64)
+        let get = self.gp_get()? as u64;
+        let n = self.entries as u64;
+        let prev = self.gp_completed.get();
+        let candidate = prev + (get + n - prev % n) % n;
+        if candidate <= self.submitted {
+            self.gp_completed.set(candidate);
+        }
+        Ok(self.gp_completed.get().max(self.known_completed))
+    }
+
+    /// Records that the GPU has fetched at least the first `n` entries ever submitted (known
+    /// from a semaphore the front end released after them), in case USERD's GPGet lags.
+    pub fn note_completed(&mut self, n: u64) {
+        self.known_completed = self.known_completed.max(n.min(self.submitted));
     }
 
     /// Slots free for new entries (one slot always stays empty so full != empty).

@@ -168,3 +168,41 @@ fn channel_reuses_pushbuffer_after_progress() {
         Err(GpFifoError::SegmentTooLarge { .. })
     ));
 }
+
+#[test]
+fn channel_trusts_progress_when_userd_gp_get_lags() {
+    use crate::push::{PushBuffer, Subchannel};
+    use crate::sem::Semaphore;
+    let mut ring = vec![0u64; 4];
+    let mut userd = vec![0u64; USERD_SIZE / 8];
+    let mut pbmem = vec![0u64; 64];
+    let mut semmem = vec![0u64; 2];
+    let f = GpFifo::new(
+        "compute",
+        mem(&mut ring, 0x1000),
+        mem(&mut userd, 0x2000),
+        4,
+        1,
+        0x90,
+    )
+    .unwrap();
+    let sem = Semaphore::new(mem(&mut semmem, 0x3000)).unwrap();
+    let mut ch = Channel::new(f, mem(&mut pbmem, 0x4000), sem.clone());
+    let bell = Doorbells(RefCell::new(Vec::new()));
+    let clock = FakeClock(Cell::new(0));
+    let mut pb = PushBuffer::new();
+    pb.method(Subchannel::COMPUTE, 0x100, &[0]).unwrap();
+    for _ in 0..3 {
+        ch.submit(&bell, &clock, 10_000, &pb).unwrap();
+    }
+    // Ring full by USERD (GPGet still 0) ...
+    assert!(matches!(
+        ch.submit(&bell, &clock, 10_000, &pb),
+        Err(GpFifoError::Timeout(_))
+    ));
+    // ... but the progress semaphore says the front end got through submission 2.
+    sem.signal_from_cpu(2);
+    let t = ch.submit(&bell, &clock, 10_000, &pb).unwrap();
+    assert_eq!((t.seq, t.slot), (4, 3));
+    assert_eq!(ch.fifo().pending().unwrap(), 2);
+}

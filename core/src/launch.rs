@@ -275,7 +275,11 @@ pub fn local_memory_needed(kernel: &Kernel<'_>) -> u32 {
     if stack == 0 {
         0
     } else {
-        (stack + STACK_RESERVE).next_multiple_of(32)
+        // Attributes come from the cubin: saturate rather than overflow on absurd values.
+        stack
+            .saturating_add(STACK_RESERVE)
+            .checked_next_multiple_of(32)
+            .unwrap_or(u32::MAX)
     }
 }
 

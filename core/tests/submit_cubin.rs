@@ -319,3 +319,46 @@ fn malformed_cubins_are_typed_errors_never_panics() {
         }
     }
 }
+
+/// Inputs the fuzzer (`core/fuzz`, target `cubin_parse`) once crashed on: the same pipeline
+/// must now end in values or typed errors.
+#[test]
+fn fuzz_regressions_do_not_panic() {
+    use nvbare_core::launch::{self, ComputeContext, LaunchConfig};
+    use nvbare_core::qmd::QmdVersion;
+    let dir = data("fuzz-regressions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        n += 1;
+        let Ok(cubin) = Cubin::parse(&bytes) else {
+            continue;
+        };
+        let Ok(image) = cubin.load_image(0x10_0000_0000) else {
+            continue;
+        };
+        for (sm, qmd_version) in [
+            (80, QmdVersion::V3),
+            (90, QmdVersion::V4),
+            (100, QmdVersion::V5),
+        ] {
+            let ctx = ComputeContext {
+                qmd_version,
+                sm,
+                shared_window: 0x7294_0000_0000,
+                local_window: 0x7293_0000_0000,
+                local_memory_per_thread: 0x1000,
+            };
+            for k in &cubin.kernels {
+                let params = vec![0u8; (k.param_size as usize).min(1 << 16)];
+                let cfg = LaunchConfig {
+                    grid: [2, 1, 1],
+                    block: [64, 1, 1],
+                    dynamic_shared: 0,
+                };
+                let _ = launch::prepare(&ctx, &image, k, &cfg, &params, 0x20_0000_0000);
+            }
+        }
+    }
+    assert!(n >= 1);
+}

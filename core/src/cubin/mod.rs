@@ -18,6 +18,9 @@ use elf::{Elf, SHT_CUDA_INFO, STO_CUDA_ENTRY, STT_FUNC};
 pub use image::{ModuleImage, R_CUDA_64, R_CUDA_ABS32_HI_32, R_CUDA_ABS32_LO_32};
 use info::{Attributes, attr};
 
+/// Largest constant bank the hardware addresses (64 KiB).
+pub const MAX_CONSTANT_BANK: u64 = 0x10000;
+
 /// A cubin could not be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CubinError {
@@ -352,6 +355,13 @@ impl<'a> Cubin<'a> {
             return Err(CubinError::MissingKernelInfo {
                 kernel: String::from(name),
                 what: "EIATTR_PARAM_CBANK",
+            });
+        }
+        if kernel.cbuf0_size as u64 > MAX_CONSTANT_BANK
+            || kernel.constant_banks.iter().any(|b| b.size > MAX_CONSTANT_BANK)
+        {
+            return Err(CubinError::Malformed {
+                what: "constant bank larger than 64 KiB",
             });
         }
         if kernel.cbuf0_size == 0 {

@@ -11,6 +11,7 @@
 //! | module | mirrors |
 //! |---|---|
 //! | [`rpc`] | RPC message header and the RPC payloads we send (`g_rpc-structures.h`) |
+//! | [`events`] | fixed parts of the event payloads GSP-RM sends (`g_rpc-structures.h`) |
 //! | [`msgq`] | shared-memory queue headers and elements (`msgq_priv.h`, `message_queue_priv.h`) |
 //! | [`boot`] | boot arguments: init args, libos regions, WPR metadata, FMC boot params |
 //! | [`fw`] | firmware image headers (`rmRiscvUcode.h`, nouveau's `nvfw/fw.h`, `nvfw/hs.h`) |
@@ -22,6 +23,7 @@
 //! | [`functions`] | `NV_VGPU_MSG_FUNCTION_*` and `NV_VGPU_MSG_EVENT_*` |
 
 pub mod boot;
+pub mod events;
 pub mod fsp;
 pub mod functions;
 pub mod fw;
@@ -33,6 +35,7 @@ pub mod static_info;
 pub mod system_info;
 
 pub use boot::*;
+pub use events::*;
 pub use fsp::*;
 pub use functions::*;
 pub use fw::*;

@@ -18,11 +18,12 @@
 //! is derived from the reference's own `NV2080_ENGINE_TYPE_LAST`.
 //!
 //! The `tinygrad` cross-check (layouts clang computed for tinygrad's bindings of the
-//! same headers) covers 41 of these entries, including the stubbed `BUSINFO` and
+//! same headers) covers 46 of these entries, including the stubbed `BUSINFO` and
 //! `ACPI_METHOD_DATA` members and `PACKED_REGISTRY_*`; it caught a stub restated from a
 //! later upstream revision (missing `acpiIdMuxStateTable`), so keep both checks.
 
 use super::{Group, StubHeader};
+use core::mem::size_of;
 use nvbare_gsp::abi::*;
 use nvbare_gsp::firmware::FalconBootloaderDesc;
 
@@ -118,8 +119,77 @@ pub fn groups() -> Vec<Group> {
     ]
 }
 
+/// Adds the first element of a C flexible array member (`name[0]`) to an entry: the
+/// Rust types stop before such arrays, so this checks where the payload starts.
+fn with_trailing(
+    mut s: super::Struct,
+    c_element: &'static str,
+    offset: usize,
+    element_size: usize,
+) -> super::Struct {
+    s.fields.push(super::Field {
+        c: c_element,
+        offset,
+        size: element_size,
+    });
+    s
+}
+
 fn rpc_msgq_structs() -> Vec<super::Struct> {
     vec![
+        crate::layout!("rpc_os_error_log_v17_00" => RpcOsErrorLog {
+            "exceptType" => except_type,
+            "runlistId" => runlist_id,
+            "chid" => chid,
+            "errString" => err_string,
+            "preemptiveRemovalPreviousXid" => preemptive_removal_previous_xid,
+        }),
+        with_trailing(
+            crate::layout!("rpc_post_event_v17_00" => RpcPostEvent {
+                "hClient" => h_client,
+                "hEvent" => h_event,
+                "notifyIndex" => notify_index,
+                "data" => data,
+                "info16" => info16,
+                "status" => status,
+                "eventDataSize" => event_data_size,
+                "bNotifyList" => b_notify_list,
+            }),
+            "eventData[0]",
+            RPC_POST_EVENT_DATA_OFFSET,
+            1,
+        ),
+        with_trailing(
+            crate::layout!("rpc_rc_triggered_v17_02" => RpcRcTriggered {
+                "nv2080EngineType" => nv2080_engine_type,
+                "chid" => chid,
+                "gfid" => gfid,
+                "exceptLevel" => except_level,
+                "exceptType" => except_type,
+                "scope" => scope,
+                "partitionAttributionId" => partition_attribution_id,
+                "mmuFaultAddrLo" => mmu_fault_addr_lo,
+                "mmuFaultAddrHi" => mmu_fault_addr_hi,
+                "mmuFaultType" => mmu_fault_type,
+                "bCallbackNeeded" => b_callback_needed,
+                "rcJournalBufferSize" => rc_journal_buffer_size,
+            }),
+            "rcJournalBuffer[0]",
+            size_of::<RpcRcTriggered>(),
+            1,
+        ),
+        crate::layout!("rpc_gsp_lockdown_notice_v17_00" => RpcGspLockdownNotice {
+            "bLockdownEngaging" => b_lockdown_engaging,
+        }),
+        with_trailing(
+            crate::layout!("rpc_ucode_libos_print_v1E_08" => RpcUcodeLibosPrint {
+                "ucodeEngDesc" => ucode_eng_desc,
+                "libosPrintBufSize" => libos_print_buf_size,
+            }),
+            "libosPrintBuf[0]",
+            size_of::<RpcUcodeLibosPrint>(),
+            1,
+        ),
         crate::layout!("rpc_message_header_v03_00" => RpcMessageHeader {
             "header_version" => header_version,
             "signature" => signature,
@@ -130,25 +200,40 @@ fn rpc_msgq_structs() -> Vec<super::Struct> {
             "sequence" => sequence,
             "u.spare" => spare,
         }),
-        crate::layout!("rpc_gsp_rm_alloc_v03_00" => RpcGspRmAlloc {
-            "hClient" => h_client,
-            "hParent" => h_parent,
-            "hObject" => h_object,
-            "hClass" => h_class,
-            "status" => status,
-            "paramsSize" => params_size,
-            "flags" => flags,
-            "reserved" => reserved,
-        }),
-        crate::layout!("rpc_gsp_rm_control_v03_00" => RpcGspRmControl {
-            "hClient" => h_client,
-            "hObject" => h_object,
-            "cmd" => cmd,
-            "status" => status,
-            "paramsSize" => params_size,
-            "flags" => flags,
-        }),
-        crate::layout!("struct pte_desc" => PteDesc {}),
+        with_trailing(
+            crate::layout!("rpc_gsp_rm_alloc_v03_00" => RpcGspRmAlloc {
+                "hClient" => h_client,
+                "hParent" => h_parent,
+                "hObject" => h_object,
+                "hClass" => h_class,
+                "status" => status,
+                "paramsSize" => params_size,
+                "flags" => flags,
+                "reserved" => reserved,
+            }),
+            "params[0]",
+            size_of::<RpcGspRmAlloc>(),
+            1,
+        ),
+        with_trailing(
+            crate::layout!("rpc_gsp_rm_control_v03_00" => RpcGspRmControl {
+                "hClient" => h_client,
+                "hObject" => h_object,
+                "cmd" => cmd,
+                "status" => status,
+                "paramsSize" => params_size,
+                "flags" => flags,
+            }),
+            "params[0]",
+            size_of::<RpcGspRmControl>(),
+            1,
+        ),
+        with_trailing(
+            crate::layout!("struct pte_desc" => PteDesc {}),
+            "pte_pde[0]",
+            size_of::<PteDesc>(),
+            8,
+        ),
         crate::layout!("rpc_alloc_memory_v13_01" => RpcAllocMemory {
             "hClient" => h_client,
             "hDevice" => h_device,
@@ -181,11 +266,16 @@ fn rpc_msgq_structs() -> Vec<super::Struct> {
             "bGc6Entering" => b_gc6_entering,
             "newLevel" => new_level,
         }),
-        crate::layout!("rpc_run_cpu_sequencer_v17_00" => RpcRunCpuSequencer {
-            "bufferSizeDWord" => buffer_size_dword,
-            "cmdIndex" => cmd_index,
-            "regSaveArea" => reg_save_area,
-        }),
+        with_trailing(
+            crate::layout!("rpc_run_cpu_sequencer_v17_00" => RpcRunCpuSequencer {
+                "bufferSizeDWord" => buffer_size_dword,
+                "cmdIndex" => cmd_index,
+                "regSaveArea" => reg_save_area,
+            }),
+            "commandBuffer[0]",
+            size_of::<RpcRunCpuSequencer>(),
+            4,
+        ),
         crate::layout!("msgqTxHeader" => MsgqTxHeader {
             "version" => version,
             "size" => size,
@@ -628,13 +718,18 @@ fn upstream_decl_structs() -> Vec<super::Struct> {
             "header_offset" => header_offset,
             "header_size" => header_size,
         }),
-        crate::layout!("struct nvfw_hs_load_header_v2" => NvfwHsLoadHeaderV2 {
-            "os_code_offset" => os_code_offset,
-            "os_code_size" => os_code_size,
-            "os_data_offset" => os_data_offset,
-            "os_data_size" => os_data_size,
-            "num_apps" => num_apps,
-        }),
+        with_trailing(
+            crate::layout!("struct nvfw_hs_load_header_v2" => NvfwHsLoadHeaderV2 {
+                "os_code_offset" => os_code_offset,
+                "os_code_size" => os_code_size,
+                "os_data_offset" => os_data_offset,
+                "os_data_size" => os_data_size,
+                "num_apps" => num_apps,
+            }),
+            "app[0]",
+            size_of::<NvfwHsLoadHeaderV2>(),
+            size_of::<NvfwHsLoadHeaderV2App>(),
+        ),
         crate::layout!("__typeof__(((struct nvfw_hs_load_header_v2 *)0)->app[0])" => NvfwHsLoadHeaderV2App {
             "offset" => offset,
             "size" => size,
@@ -654,10 +749,15 @@ fn upstream_decl_structs() -> Vec<super::Struct> {
             "data" => data,
             "length" => length,
         }),
-        crate::layout!("PACKED_REGISTRY_TABLE" => PackedRegistryTable {
-            "size" => size,
-            "numEntries" => num_entries,
-        }),
+        with_trailing(
+            crate::layout!("PACKED_REGISTRY_TABLE" => PackedRegistryTable {
+                "size" => size,
+                "numEntries" => num_entries,
+            }),
+            "entries[0]",
+            size_of::<PackedRegistryTable>(),
+            size_of::<PackedRegistryEntry>(),
+        ),
     ]
 }
 

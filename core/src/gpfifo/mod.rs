@@ -344,11 +344,23 @@ impl GpFifo {
         Ok(self.entries - 1 - self.pending()?)
     }
 
+    /// Whether `n` slots are free, reading USERD only when what is already known
+    /// does not prove it: on the kernel-driver path USERD sits in video memory
+    /// behind BAR1, where every CPU read is a PCIe round trip (about a microsecond).
+    fn has_slots(&self, n: u32) -> Result<bool, GpFifoError> {
+        let known = self.gp_completed.get().max(self.known_completed);
+        let free_known = self.entries as u64 - 1 - (self.submitted - known);
+        if free_known >= n as u64 {
+            return Ok(true);
+        }
+        Ok(self.free_slots()? >= n)
+    }
+
     /// Writes `entry` into the next slot without publishing it. Fails with
     /// [`GpFifoError::Full`] when no slot is free.
     pub fn push_entry(&mut self, entry: GpEntry) -> Result<u32, GpFifoError> {
         let raw = entry.encode()?;
-        if self.free_slots()? == 0 {
+        if !self.has_slots(1)? {
             return Err(GpFifoError::Full(self.state()));
         }
         let slot = self.put;
@@ -393,7 +405,7 @@ impl GpFifo {
     ) -> Result<(), GpFifoError> {
         let start = clock.now_ns();
         loop {
-            if self.free_slots()? >= n {
+            if self.has_slots(n)? {
                 return Ok(());
             }
             if clock.now_ns().saturating_sub(start) >= timeout_ns {

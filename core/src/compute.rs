@@ -160,6 +160,8 @@ pub fn invalidate_caches(pb: &mut PushBuffer) -> Result<(), PushError> {
 
 /// Compute-engine release of a 64-bit payload to `va` after all earlier grids completed
 /// (`SET_REPORT_SEMAPHORE_*` + `REPORT_SEMAPHORE_EXECUTE`, four-word structure with timestamp).
+/// These methods exist from Ada (0xc9c0) on, not in AMPERE_COMPUTE_B (0xc6c0): there, use a
+/// QMD release ([`crate::qmd::Qmd::set_release`]) or a host release ([`crate::sem::host_release`]).
 pub fn release_semaphore(pb: &mut PushBuffer, va: u64, value: u64) -> Result<(), PushError> {
     check_address(va, 16, 57)?;
     pb.method(

@@ -187,13 +187,24 @@ fn compute_methods_match_clcbc0_h() {
         "NVC6C0_INVALIDATE_SHADER_CACHES_NO_WFI",
         compute::INVALIDATE_SHADER_CACHES_NO_WFI,
     );
+    // The 64-bit report semaphore exists from Ada on (clc9c0.h), not in clc6c0.h.
+    let mut ada = Header::new("reference/open-gpu-doc/classes/compute/clc9c0.h");
+    ada.method(
+        "NVC9C0_SET_REPORT_SEMAPHORE_PAYLOAD_LOWER",
+        compute::SET_REPORT_SEMAPHORE_PAYLOAD_LOWER,
+    );
+    ada.method(
+        "NVC9C0_REPORT_SEMAPHORE_EXECUTE",
+        compute::REPORT_SEMAPHORE_EXECUTE,
+    );
+    assert!(!a.0.contains_key("NVC6C0_REPORT_SEMAPHORE_EXECUTE"));
     let mut b = Header::new("reference/open-gpu-doc/classes/compute/clcec0.h");
     b.method("NVCEC0_SEND_PCAS_A", compute::SEND_PCAS_A);
     b.method(
         "NVCEC0_SET_SHADER_LOCAL_MEMORY_WINDOW_A",
         compute::SET_SHADER_LOCAL_MEMORY_WINDOW_A,
     );
-    eprintln!("compute: {} definitions checked", h.1 + a.1 + b.1);
+    eprintln!("compute: {} definitions checked", h.1 + a.1 + ada.1 + b.1);
 }
 
 #[test]

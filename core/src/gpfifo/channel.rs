@@ -6,6 +6,26 @@
 //! number to the progress semaphore. The front end performs that release once it has read
 //! and dispatched everything before it, so segment memory up to that sequence number can be
 //! reused; GPGet alone would not prove this, because the front end prefetches entries.
+//!
+//! How a backend drives it (the kernel-driver backend and VFIO alike; the flow is exercised end
+//! to end in `sim/tests/decode_channel_flow.rs`):
+//!
+//! ```text
+//! // Memory the GPU sees: ring (entries*8), USERD (0x200), pushbuffer, progress semaphore (16).
+//! let fifo = GpFifo::new("compute", ring, userd, entries, work_submit_token, USERMODE_DOORBELL)?;
+//! let mut ch = Channel::new(fifo, pushbuffer_mem, Semaphore::new(progress_mem)?);
+//! let mut pb = PushBuffer::new();
+//! ch.bind(&mut pb, Subchannel::COPY, 0xc8b5)?;                       // SET_OBJECT
+//! compute::setup(&mut pb, &ComputeSetup { compute_class: 0xcbc0, shared_window, local_window })?;
+//! compute::set_local_memory(&mut pb, &LocalMemory { va, bytes_per_tpc, total_bytes })?;
+//! ch.submit(&usermode, &clock, timeout_ns, &pb)?;                     // GPPut + doorbell
+//! // Per launch: cubin -> image (copy to code_va) -> launch::prepare -> write cbuf0 + QMD.
+//! let mut launch = launch::prepare(&ctx, &image, kernel, &cfg, &params, cbuf0_va)?;
+//! launch.qmd.set_release(0, timeline.gpu_va(), next_value)?;
+//! compute::launch_qmd(&mut pb, qmd_va, PcasAction::PrefetchSchedule)?;
+//! ch.submit(&usermode, &clock, timeout_ns, &pb)?;
+//! timeline.wait(next_value, &clock, timeout_ns, ch.fifo())?;         // names the stalled channel
+//! ```
 
 use super::{ChannelState, GpEntry, GpFifo, GpFifoError};
 use crate::hal::{Bar0, Clock};

@@ -8,14 +8,14 @@
 extern crate alloc;
 
 pub mod chip;
-pub mod hal;
-pub mod regs;
 pub mod compute;
 pub mod copy;
+pub mod cubin;
 pub mod gpfifo;
+pub mod hal;
+pub mod launch;
 pub mod push;
 pub mod qmd;
+pub mod regs;
 pub mod sem;
 pub mod shared;
-pub mod cubin;
-pub mod launch;

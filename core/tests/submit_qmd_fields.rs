@@ -55,8 +55,12 @@ fn header_fields(file: &str, prefix: &str) -> HashMap<String, String> {
     .expect("QMD header");
     let mut out = HashMap::new();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("#define ") else { continue };
-        let Some(rest) = rest.strip_prefix(prefix) else { continue };
+        let Some(rest) = line.strip_prefix("#define ") else {
+            continue;
+        };
+        let Some(rest) = rest.strip_prefix(prefix) else {
+            continue;
+        };
         let Some(mw) = rest.find("MW(") else { continue };
         let name = rest[..mw].trim().trim_end_matches("(i)").to_string();
         let body = rest[mw + 3..].trim().strip_suffix(')').unwrap().to_string();
@@ -88,7 +92,11 @@ fn position(body: &str, index: Option<u32>) -> (u32, u32) {
 
 fn check(version: QmdVersion, file: &str, prefix: &str) -> usize {
     let header = header_fields(file, prefix);
-    assert!(header.len() > 100, "parsed only {} fields from {file}", header.len());
+    assert!(
+        header.len() > 100,
+        "parsed only {} fields from {file}",
+        header.len()
+    );
     let fields: Vec<QmdField> = version.layout().fields();
     let mut seen = std::collections::HashSet::new();
     for f in &fields {

@@ -358,7 +358,10 @@ impl<'a> Cubin<'a> {
             });
         }
         if kernel.cbuf0_size as u64 > MAX_CONSTANT_BANK
-            || kernel.constant_banks.iter().any(|b| b.size > MAX_CONSTANT_BANK)
+            || kernel
+                .constant_banks
+                .iter()
+                .any(|b| b.size > MAX_CONSTANT_BANK)
         {
             return Err(CubinError::Malformed {
                 what: "constant bank larger than 64 KiB",

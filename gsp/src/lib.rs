@@ -8,11 +8,11 @@ extern crate alloc;
 pub mod abi;
 pub mod firmware;
 
-pub mod rm;
 pub mod boot;
 pub mod fsp;
 pub mod libos;
 pub mod msgq;
 pub mod registry;
+pub mod rm;
 pub mod rpc;
 pub mod sequencer;

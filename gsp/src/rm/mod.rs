@@ -17,6 +17,8 @@ pub mod alloc_flags;
 pub mod classes;
 pub mod ctrl;
 pub mod field;
+#[cfg(test)]
+mod header_check;
 pub mod nvos;
 pub mod status;
 

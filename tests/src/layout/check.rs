@@ -269,7 +269,7 @@ mod tests {
         c: u64,
     }
 
-    /// Claims `b` is a `u32`: shifts nothing but `b`'s size... and `c`? No: `c` stays at 8.
+    /// Claims `b` is a `u32`: only `b`'s size differs (`c` stays at offset 8).
     #[derive(Clone, Copy)]
     #[repr(C)]
     struct WrongSize {
@@ -311,14 +311,21 @@ mod tests {
         ))
     }
 
+    /// Runs `check` in a fresh scratch directory and removes it afterwards.
+    fn check_in(tag: &str, groups: &[Group]) -> Result<Summary, Failure> {
+        let dir = work_dir(tag);
+        let result = check(groups, &[], Path::new("/nonexistent"), &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        result
+    }
+
     #[test]
     fn matching_structs_pass_and_are_counted() {
         let g = group(vec![
             crate::layout!("SELFTEST_T" => Right { "a" => a, "b" => b, "c" => c }),
             crate::layout!("SELFTEST_PACKED_T" => RightPacked { "x" => x, "y" => y }),
         ]);
-        let summary =
-            check(&[g], &[], Path::new("/nonexistent"), &work_dir("ok")).expect("layouts match");
+        let summary = check_in("ok", &[g]).expect("layouts match");
         assert_eq!(
             summary,
             Summary {
@@ -334,8 +341,7 @@ mod tests {
             crate::layout!("SELFTEST_T" => WrongSize { "a" => a, "b" => b, "c" => c }),
             crate::layout!("SELFTEST_T" => WrongPacking { "a" => a, "b" => b, "c" => c }),
         ]);
-        let failure =
-            check(&[g], &[], Path::new("/nonexistent"), &work_dir("bad")).expect_err("must fail");
+        let failure = check_in("bad", &[g]).expect_err("must fail");
         assert!(failure.broken_groups.is_empty(), "{failure}");
         let found: Vec<(&str, &str, usize, usize)> = failure
             .mismatches
@@ -362,8 +368,7 @@ mod tests {
     fn a_group_that_does_not_compile_is_reported_not_skipped() {
         let mut g = group(vec![crate::layout!("NO_SUCH_TYPE_T" => Right { "a" => a })]);
         g.name = "selftest_broken";
-        let failure = check(&[g], &[], Path::new("/nonexistent"), &work_dir("broken"))
-            .expect_err("must fail");
+        let failure = check_in("broken", &[g]).expect_err("must fail");
         assert_eq!(failure.broken_groups.len(), 1);
         assert!(
             failure.broken_groups[0].1.contains("NO_SUCH_TYPE_T"),

@@ -123,6 +123,15 @@ pub fn groups() -> Vec<Group> {
 
 /// Adds the first element of a C flexible array member (`name[0]`) to an entry: the
 /// Rust types stop before such arrays, so this checks where the payload starts.
+/// Adds C members that alias Rust fields (the other variants of a C union), each as
+/// `(C member, Rust offset, size)`, so the union's layout is checked variant by variant.
+fn with_aliases(mut s: Struct, aliases: &[(&'static str, usize, usize)]) -> Struct {
+    for &(c, offset, size) in aliases {
+        s.fields.push(Field { c, offset, size });
+    }
+    s
+}
+
 fn with_trailing(
     mut s: Struct,
     c_element: &'static str,

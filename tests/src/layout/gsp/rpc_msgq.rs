@@ -1,8 +1,10 @@
 //! RPC structures, queue headers, sequencer payloads and event payloads
 //! (group `gsp_rpc_msgq`).
 
+use super::with_aliases;
 use super::with_trailing;
 use crate::layout::Struct;
+use core::mem::offset_of;
 use core::mem::size_of;
 use nvbare_gsp::abi::*;
 
@@ -61,16 +63,19 @@ pub(super) fn structs() -> Vec<Struct> {
             size_of::<RpcUcodeLibosPrint>(),
             1,
         ),
-        crate::layout!("rpc_message_header_v03_00" => RpcMessageHeader {
-            "header_version" => header_version,
-            "signature" => signature,
-            "length" => length,
-            "function" => function,
-            "rpc_result" => rpc_result,
-            "rpc_result_private" => rpc_result_private,
-            "sequence" => sequence,
-            "u.spare" => spare,
-        }),
+        with_aliases(
+            crate::layout!("rpc_message_header_v03_00" => RpcMessageHeader {
+                "header_version" => header_version,
+                "signature" => signature,
+                "length" => length,
+                "function" => function,
+                "rpc_result" => rpc_result,
+                "rpc_result_private" => rpc_result_private,
+                "sequence" => sequence,
+                "u.spare" => spare,
+            }),
+            &[("u.cpuRmGfid", offset_of!(RpcMessageHeader, spare), 4)],
+        ),
         with_trailing(
             crate::layout!("rpc_gsp_rm_alloc_v03_00" => RpcGspRmAlloc {
                 "hClient" => h_client,

@@ -112,10 +112,8 @@ impl FrontEnd {
                         value,
                         op: HostSemaphoreOp::AcquireCircGeq,
                         ..
-                    } => {
-                        if stop_at_acquire && m.at(*va, 8).read_u64(0).unwrap() < *value {
-                            return; // stalled: GPGet stays on this entry
-                        }
+                    } if stop_at_acquire && m.at(*va, 8).read_u64(0).unwrap() < *value => {
+                        return; // stalled: GPGet stays on this entry
                     }
                     Operation::LaunchQmd { qmd_va, .. } => {
                         let q = m.at(*qmd_va, 384);

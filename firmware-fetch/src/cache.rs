@@ -113,6 +113,22 @@ impl Cache {
         )
     }
 
+    /// The (device, inode) of the cached copy, so hard links to one content are hashed
+    /// once per run. `None` where the platform has no inodes or the file is absent.
+    pub fn file_identity(&self, file: &PinnedFile) -> Option<(u64, u64)> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = fs::metadata(self.path_of(file)).ok()?;
+            Some((m.dev(), m.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = file;
+            None
+        }
+    }
+
     /// Removes the cached copy of `file` (used for an altered one).
     pub fn remove(&self, file: &PinnedFile) -> io::Result<()> {
         match fs::remove_file(self.path_of(file)) {

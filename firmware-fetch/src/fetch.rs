@@ -106,8 +106,18 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
     let mut replaced = Vec::new();
     let mut valid_by_hash: HashMap<[u8; 32], &'static PinnedFile> = HashMap::new();
     let mut missing: Vec<&'static PinnedFile> = Vec::new();
+    // Hard links (one gsp image under five chips) are hashed once.
+    let mut verified_inodes: HashMap<(u64, u64), CacheState> = HashMap::new();
     for &file in &wanted {
-        match cache.check(file).map_err(cache_error)? {
+        let identity = cache.file_identity(file);
+        let state = match identity.and_then(|id| verified_inodes.get(&id)) {
+            Some(state) => state.clone(),
+            None => cache.check(file).map_err(cache_error)?,
+        };
+        if let Some(id) = identity {
+            verified_inodes.insert(id, state.clone());
+        }
+        match state {
             CacheState::Valid => {
                 origin.insert(file.path, Origin::Cache);
                 valid_by_hash.insert(file.sha256, file);
@@ -143,7 +153,14 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
             break;
         }
         let name = source.describe();
-        match source.supply(&missing, cache, progress) {
+        // Ask for each distinct content once; the other names get a link to it.
+        let mut distinct: Vec<&'static PinnedFile> = Vec::new();
+        for &f in &missing {
+            if !distinct.iter().any(|d| d.sha256 == f.sha256) {
+                distinct.push(f);
+            }
+        }
+        match source.supply(&distinct, cache, progress) {
             Err(reason) => tried.push((name, reason)),
             Ok(supplied) => {
                 for (file, m) in &supplied.mismatched {
@@ -155,16 +172,23 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
                     ));
                     mismatches.push((file, name.clone(), *m));
                 }
-                for file in &supplied.stored {
-                    origin.insert(file.path, Origin::Source(name.clone()));
+                let mut stored: Vec<&'static PinnedFile> = Vec::new();
+                for &have in &supplied.stored {
+                    for &file in missing.iter().filter(|f| f.sha256 == have.sha256) {
+                        cache
+                            .install_verified(file, &cache.path_of(have))
+                            .map_err(cache_error)?;
+                        origin.insert(file.path, Origin::Source(name.clone()));
+                        stored.push(file);
+                    }
                 }
-                missing.retain(|f| !supplied.stored.iter().any(|s| s.path == f.path));
-                let reason = if supplied.stored.is_empty() {
+                missing.retain(|f| !stored.iter().any(|s| s.path == f.path));
+                let reason = if stored.is_empty() {
                     "has none of the missing files".to_owned()
                 } else if missing.is_empty() {
                     "ok".to_owned()
                 } else {
-                    format!("has {} of them", supplied.stored.len())
+                    format!("has {} of them", stored.len())
                 };
                 if !supplied.mismatched.is_empty() {
                     tried.push((
@@ -180,18 +204,17 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
 
     if !missing.is_empty() {
         // With a single source the mismatch is the whole story: report it precisely.
-        if options.sources.len() == 1 {
-            if let Some((file, source, m)) =
+        if options.sources.len() == 1
+            && let Some((file, source, m)) =
                 mismatches.into_iter().find(|(f, _, _)| missing.contains(f))
-            {
-                return Err(FetchError::HashMismatch {
-                    file: file.path.to_owned(),
-                    source,
-                    expected: file.sha256_hex(),
-                    actual: to_hex(&m.sha256),
-                    actual_size: m.size,
-                });
-            }
+        {
+            return Err(FetchError::HashMismatch {
+                file: file.path.to_owned(),
+                source,
+                expected: file.sha256_hex(),
+                actual: to_hex(&m.sha256),
+                actual_size: m.size,
+            });
         }
         return Err(FetchError::NotFound {
             missing: missing.iter().map(|f| f.path.to_owned()).collect(),

@@ -60,10 +60,10 @@ pub(super) fn supply_from_dir(
     let bar = progress.bytes(total, format!("reading {}", root.display()));
     for &file in wanted {
         let mut opened = open_maybe_compressed(&root.join(file.path));
-        if matches!(opened, Ok(None)) {
-            if let Some(target) = whence_links.resolve(file.path) {
-                opened = open_maybe_compressed(&root.join(target));
-            }
+        if matches!(opened, Ok(None))
+            && let Some(target) = whence_links.resolve(file.path)
+        {
+            opened = open_maybe_compressed(&root.join(target));
         }
         let Ok(Some((_, reader))) = opened else {
             continue;

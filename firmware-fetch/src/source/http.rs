@@ -6,7 +6,6 @@ use crate::PinnedFile;
 use crate::cache::{Cache, StoreOutcome};
 use crate::links::LinkTable;
 use crate::progress::Progress;
-use std::collections::HashMap;
 use std::io::Read;
 use std::time::Duration;
 
@@ -50,15 +49,7 @@ pub(super) fn supply_from_http(
     };
 
     let mut supplied = Supplied::default();
-    // Files with the same bytes (gsp-570.144.bin of five chips) are downloaded once.
-    let mut stored_by_hash: HashMap<[u8; 32], &'static PinnedFile> = HashMap::new();
     for &file in wanted {
-        if let Some(done) = stored_by_hash.get(&file.sha256) {
-            if cache.install_verified(file, &cache.path_of(done)).is_ok() {
-                supplied.stored.push(file);
-                continue;
-            }
-        }
         let remote = links
             .resolve(file.path)
             .unwrap_or_else(|| file.path.to_owned());
@@ -75,10 +66,7 @@ pub(super) fn supply_from_http(
         let outcome = cache.store(file, &mut reader);
         bar.finish_and_clear();
         match outcome.map_err(|e| format!("{url}: {e}"))? {
-            StoreOutcome::Stored => {
-                stored_by_hash.insert(file.sha256, file);
-                supplied.stored.push(file);
-            }
+            StoreOutcome::Stored => supplied.stored.push(file),
             StoreOutcome::Mismatch(m) => supplied.mismatched.push((file, m)),
         }
     }

@@ -104,7 +104,9 @@ impl<'a> HsUcode<'a> {
             "HS production signatures (sig_prod_offset/size)",
         )?;
         let signature_count = read_u32(bytes, hs.num_sig.into(), "HS signature count (num_sig)")?;
-        if signature_count == 0 || hs.sig_prod_size % signature_count != 0 || hs.sig_prod_size == 0
+        if signature_count == 0
+            || !hs.sig_prod_size.is_multiple_of(signature_count)
+            || hs.sig_prod_size == 0
         {
             return Err(FirmwareError::BadField {
                 what: "HS signature count",

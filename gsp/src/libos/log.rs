@@ -181,13 +181,15 @@ pub fn decode_records(
     let oldest = put.saturating_sub(entries);
     let mut i = put;
     let mut out = Vec::new();
-    while i >= oldest + 2 {
+    // `i - oldest` is the number of words still readable below `i`; written this way so a
+    // hostile put pointer near u64::MAX cannot overflow the arithmetic.
+    while i - oldest >= 2 {
         let timestamp = at(i - 1);
         let Some(meta) = image.metadata(at(i - 2)) else {
             break;
         };
         let argc = u64::from(meta.arg_count);
-        if i - 2 < oldest + argc {
+        if i - 2 - oldest < argc {
             break;
         }
         let start = i - 2 - argc;
@@ -336,6 +338,21 @@ mod tests {
         assert_eq!((raw.put, raw.lost, raw.words.len()), (20, 15, 5));
         assert_eq!(raw.words[4], 9);
         assert!(alloc::format!("{raw}").contains("no logging metadata"));
+    }
+
+    #[test]
+    fn put_pointer_near_u64_max_does_not_overflow() {
+        // Found by the gsp_message_decoder fuzz target.
+        let sec = section();
+        let img = LoggingImage::new(vec![(BASE, &sec[..])]);
+        let mut b = vec![0u8; 32];
+        b[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        for w in 1..4 {
+            b[w * 8..w * 8 + 8].copy_from_slice(&(BASE + 0x20).to_le_bytes());
+        }
+        let _ = decode_records(&b, &img).unwrap();
+        let b = [0xffu8; 17];
+        let _ = decode_records(&b[..16], &img).unwrap();
     }
 
     #[test]

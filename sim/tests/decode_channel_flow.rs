@@ -7,9 +7,7 @@
 use nvbare_core::compute::{self, ComputeSetup, PcasAction};
 use nvbare_core::copy;
 use nvbare_core::cubin::Cubin;
-use nvbare_core::gpfifo::{
-    Channel, GP_ENTRY_SIZE, GpEntry, GpFifo, USERD_GP_GET, USERD_GP_PUT, USERD_SIZE,
-};
+use nvbare_core::gpfifo::{Channel, GP_ENTRY_SIZE, GpFifo, USERD_GP_GET, USERD_GP_PUT, USERD_SIZE};
 use nvbare_core::hal::{Bar0, Clock};
 use nvbare_core::launch::{self, ComputeContext, LaunchConfig};
 use nvbare_core::push::{PushBuffer, Subchannel};
@@ -17,7 +15,7 @@ use nvbare_core::qmd::QmdVersion;
 use nvbare_core::sem::{self, HostRelease, Semaphore, SemaphoreError};
 use nvbare_core::shared::SharedMem;
 use nvbare_sim::decode::qmd::decode_qmd;
-use nvbare_sim::decode::{Decoder, HostSemaphoreOp, Operation};
+use nvbare_sim::decode::{Decoder, HostSemaphoreOp, Operation, gp_entry};
 use std::cell::{Cell, RefCell};
 
 /// GPU-visible memory: one heap block mapped at `BASE`.
@@ -91,7 +89,7 @@ impl FrontEnd {
                 .at(ring_va, entries as usize * 8)
                 .read_u64(self.get as usize * GP_ENTRY_SIZE)
                 .unwrap();
-            let e = GpEntry::decode(raw).unwrap();
+            let e = gp_entry(raw).unwrap();
             let seg = m.at(e.va, e.words as usize * 4);
             let words: Vec<u32> = (0..e.words as usize)
                 .map(|i| seg.read_u32(4 * i).unwrap())

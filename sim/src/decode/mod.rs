@@ -119,6 +119,32 @@ pub fn method_writes(words: &[u32]) -> Result<Vec<MethodWrite>, DecodeError> {
     Ok(out)
 }
 
+/// A GPFIFO entry as the front end reads it (`NVC86F_GP_ENTRY0/1`): `None` for a control
+/// entry (length 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// GPU VA of the pushbuffer segment (bits 39:2).
+    pub va: u64,
+    /// Length in 32-bit words.
+    pub words: u32,
+    /// `LEVEL_SUBROUTINE`.
+    pub subroutine: bool,
+    /// `SYNC_WAIT`.
+    pub sync_wait: bool,
+}
+
+/// Decodes one 8-byte GPFIFO entry.
+pub fn gp_entry(raw: u64) -> Option<Segment> {
+    let (lo, hi) = (raw as u32, (raw >> 32) as u32);
+    let words = (hi >> 10) & 0x1f_ffff;
+    (words != 0).then_some(Segment {
+        va: (lo & 0xffff_fffc) as u64 | ((hi & 0xff) as u64) << 32,
+        words,
+        subroutine: hi & (1 << 9) != 0,
+        sync_wait: hi & (1 << 31) != 0,
+    })
+}
+
 /// Which engine a class number belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {

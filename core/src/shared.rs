@@ -66,7 +66,7 @@ impl SharedMem {
     /// Wraps `len` bytes at `ptr`, which the GPU reaches at `gpu_va`.
     ///
     /// # Safety
-    /// `ptr` must be valid for volatile reads and writes of `len` bytes, 8-byte aligned, and stay
+    /// `ptr` must be valid for volatile reads and writes of `len` bytes and stay
     /// so (mapped, not freed, not reused for anything else) for as long as this value or any
     /// clone or [`SharedMem::slice`] of it lives. The memory must not be accessed through Rust
     /// references elsewhere while this value lives.
@@ -115,7 +115,11 @@ impl SharedMem {
                 size: self.len as u64,
             });
         }
-        if !offset.is_multiple_of(align) {
+        // Alignment of the real address: a `slice` may start anywhere.
+        if !(self.ptr as usize)
+            .wrapping_add(offset)
+            .is_multiple_of(align)
+        {
             return Err(SharedMemError::Misaligned {
                 offset: offset as u64,
                 align: align as u64,
@@ -127,7 +131,7 @@ impl SharedMem {
     /// Volatile 32-bit read at `offset` (4-byte aligned).
     pub fn read_u32(&self, offset: usize) -> Result<u32, SharedMemError> {
         self.check(offset, 4, 4)?;
-        // SAFETY: in bounds and aligned (checked above; base is 8-byte aligned per `from_raw`).
+        // SAFETY: in bounds and aligned (both checked above on the real address).
         Ok(unsafe { ptr::read_volatile(self.ptr.add(offset) as *const u32) })
     }
 
@@ -161,7 +165,7 @@ impl SharedMem {
         let mut i = 0;
         while i < data.len() {
             let at = offset + i;
-            if at.is_multiple_of(4) && data.len() - i >= 4 {
+            if (self.ptr as usize).wrapping_add(at).is_multiple_of(4) && data.len() - i >= 4 {
                 let w = u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
                 // SAFETY: at..at+4 is inside the checked range and 4-byte aligned.
                 unsafe { ptr::write_volatile(self.ptr.add(at) as *mut u32, w) };
@@ -242,6 +246,13 @@ mod tests {
             mem.write_bytes(usize::MAX, &[1]),
             Err(SharedMemError::OutOfBounds { .. })
         ));
+        // A window starting off alignment checks its accesses against the real address.
+        let odd = mem.slice(2, 8).unwrap();
+        assert!(matches!(
+            odd.read_u32(0),
+            Err(SharedMemError::Misaligned { .. })
+        ));
+        assert_eq!(odd.read_u32(2), Ok(0));
         let s = mem.slice(8, 8).unwrap();
         assert_eq!(s.gpu_va(), 0x1008);
         s.write_u64(0, 0x1122_3344_5566_7788).unwrap();

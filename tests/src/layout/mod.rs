@@ -76,7 +76,9 @@ pub fn all_groups() -> Vec<Group> {
 
 /// Every stub header of every ABI area.
 pub fn all_stub_headers() -> Vec<StubHeader> {
-    gsp::stub_headers()
+    let mut stubs = gsp::stub_headers();
+    stubs.extend(nvk::stub_headers());
+    stubs
 }
 
 /// The size of the value a function returns; used by [`layout!`] with a never-called

@@ -408,3 +408,22 @@ fn structs_round_trip_through_bytes_little_endian() {
         "short input is an error"
     );
 }
+
+proptest::proptest! {
+    /// Any `function` field classifies consistently and never panics.
+    #[test]
+    fn any_number_classifies_consistently(value in proptest::prelude::any::<u32>()) {
+        match RpcNumber::from_u32(value) {
+            RpcNumber::Function(f) => proptest::prop_assert_eq!(f.as_u32(), value),
+            RpcNumber::Event(e) => proptest::prop_assert_eq!(e.as_u32(), value),
+            RpcNumber::Unknown(v) => {
+                proptest::prop_assert_eq!(v, value);
+                proptest::prop_assert!(RpcFunction::from_u32(value).is_none());
+                proptest::prop_assert!(RpcEvent::from_u32(value).is_none());
+            }
+        }
+        if let Some(op) = GspSeqBufOpcode::from_u32(value) {
+            proptest::prop_assert_eq!(op as u32, value);
+        }
+    }
+}

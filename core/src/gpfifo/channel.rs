@@ -191,7 +191,7 @@ impl Channel {
         let at = loop {
             self.reclaim();
             if let Some(at) = self.place(bytes)
-                && self.fifo.free_slots()? >= 1
+                && self.fifo.has_slots(1)?
             {
                 break at;
             }

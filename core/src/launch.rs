@@ -361,12 +361,13 @@ pub fn prepare(
     let limits = LaunchLimits::for_sm(ctx.sm).ok_or(LaunchError::UnsupportedSm(ctx.sm))?;
     let slots = Cbuf0Slots::for_sm(ctx.sm).ok_or(LaunchError::UnsupportedSm(ctx.sm))?;
     check_limits(&limits, kernel, cfg)?;
-    let reserved = if ctx.sm >= 90 { 0 } else { RESERVED_SHARED };
     let smem = shared_bytes(ctx.sm, kernel, cfg.dynamic_shared);
-    let smem_max = limits.max_shared_per_block + RESERVED_SHARED;
-    if smem - reserved.min(smem) > limits.max_shared_per_block || smem > smem_max {
+    // `smem` counts the reserved 1 KiB on every architecture (inside the sm_90+ section, added
+    // on sm_8x); the per-block limit is on what the kernel itself uses.
+    let user = smem.saturating_sub(RESERVED_SHARED);
+    if user > limits.max_shared_per_block {
         return Err(LaunchError::SharedMemoryTooLarge {
-            bytes: smem,
+            bytes: user,
             max: limits.max_shared_per_block,
         });
     }

@@ -200,23 +200,42 @@ fn launch_limits_are_typed_errors() {
             ..
         }
     ));
-    assert!(matches!(
+    // Hopper: 227 KiB per block for the kernel (plus the reserved 1 KiB: the 228 KiB carveout).
+    assert_eq!(
         run(
             LaunchConfig {
-                dynamic_shared: 227 * 1024,
+                dynamic_shared: 227 * 1024 + 1,
                 ..CFG
             },
             &p
         ),
-        LaunchError::SharedMemoryTooLarge { .. }
-    ));
+        LaunchError::SharedMemoryTooLarge {
+            bytes: 227 * 1024 + 1,
+            max: 227 * 1024
+        }
+    );
+    let full = launch::prepare(
+        &c,
+        &image,
+        k,
+        &LaunchConfig {
+            dynamic_shared: 227 * 1024,
+            ..CFG
+        },
+        &p,
+        0x2000_0000,
+    )
+    .unwrap();
+    let l = full.qmd.layout();
+    assert_eq!(full.qmd.get(l.shared_memory_size), 228 * 1024);
+    assert_eq!(full.qmd.get(l.target_sm_config_shared), 228 / 4 + 1);
     assert!(
         launch::prepare(
             &c,
             &image,
             k,
             &LaunchConfig {
-                dynamic_shared: 226 * 1024,
+                dynamic_shared: 100 * 1024,
                 ..CFG
             },
             &p,

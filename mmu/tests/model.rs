@@ -3,7 +3,7 @@
 //! a failed operation leaves table memory and the allocator byte-for-byte as they were, every
 //! table reachable in memory is counted (no leaks) and non-empty (empty tables are freed).
 //!
-//! Cases: `PROPTEST_CASES` (default 128) sequences of up to 24 operations.
+//! Cases: `PROPTEST_CASES` (default 64) sequences of up to 24 operations.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -421,7 +421,7 @@ fn sizes() -> impl Strategy<Value = PageSizes> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(128), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64), ..ProptestConfig::default() })]
 
     #[test]
     fn ver2_random_map_unmap_matches_model(sizes in sizes(), window in 0u8..3, ops in prop::collection::vec(op(), 1..24), seed in any::<u64>()) {

@@ -465,6 +465,46 @@ mod tests {
     }
 
     #[test]
+    fn replies_and_small_events_decode() {
+        let n = core::mem::size_of::<GspStaticConfigInfo>();
+        let m = decode_message(&hdr(65, n), &alloc::vec![0u8; n]).unwrap();
+        assert!(matches!(m.body, GspMessage::StaticInfo(_)));
+        assert!(decode_message(&hdr(65, n - 1), &alloc::vec![0u8; n - 1]).is_err());
+        let m = decode_message(&hdr(0x101c, 1), &[1]).unwrap();
+        assert_eq!(m.body, GspMessage::LockdownNotice { engaging: true });
+        let m = decode_message(
+            &hdr(0x100c, 11),
+            &[7, 0, 0, 0, 3, 0, 0, 0, b'a', b'b', b'c'],
+        )
+        .unwrap();
+        assert_eq!(
+            m.body,
+            GspMessage::LibosPrint {
+                ucode_eng_desc: 7,
+                buffer: b"abc".to_vec()
+            }
+        );
+        let mut rc = alloc::vec![0u8; 52];
+        rc[16] = 31; // exceptType: Xid 31 (MMU fault)
+        rc[28..32].copy_from_slice(&0x1000u32.to_le_bytes());
+        rc[32..36].copy_from_slice(&0x7fu32.to_le_bytes());
+        rc[44] = 4;
+        let m = decode_message(&hdr(0x1004, 52), &rc).unwrap();
+        assert!(matches!(
+            m.body,
+            GspMessage::RcTriggered { except_type: 31, mmu_fault_addr: 0x7f_0000_1000, ref journal, .. }
+                if journal.len() == 4
+        ));
+        assert!(m.is_event());
+        let seq =
+            crate::sequencer::encode_sequencer(&[crate::sequencer::SequencerStep::CoreStart], 8);
+        let m = decode_message(&hdr(0x1002, seq.len()), &seq).unwrap();
+        assert!(matches!(m.body, GspMessage::RunCpuSequencer(ref s) if s.steps.len() == 1));
+        let m = decode_message(&hdr(4, 0), &[]).unwrap();
+        assert_eq!(m.body, GspMessage::Ack(RpcFunction::AllocMemory));
+    }
+
+    #[test]
     fn failures_come_from_header_or_status() {
         let mut c = alloc::vec![0u8; 24];
         c[12] = 0x1f; // status NV_ERR_INVALID_ARGUMENT

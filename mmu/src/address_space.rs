@@ -125,6 +125,19 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         &self.tlb
     }
 
+    /// Gives every page table, the root included, back to the allocator and returns the parts.
+    /// The tables are abandoned, not cleared: point the GPU elsewhere first.
+    pub fn destroy(mut self) -> Result<(M, A, T), MmuError> {
+        for n in &self.nodes {
+            if !n.slots.is_empty() {
+                let bytes = n.level.table_bytes().max(TABLE_ALLOC_MIN);
+                self.allocator.free_table(n.at.addr, bytes)?;
+            }
+        }
+        self.nodes.clear();
+        Ok((self.memory, self.allocator, self.tlb))
+    }
+
     /// Where `va` is mapped, read from the tables this address space wrote. `Ok(None)` when
     /// not mapped.
     pub fn translate(&self, va: u64) -> Result<Option<Translation>, MmuError> {

@@ -8,6 +8,36 @@
 //! walker ([`walk::walk`]).
 //!
 //! Pure data logic: `no_std` + `alloc`, no unsafe code.
+//!
+//! ```
+//! use nvbare_mmu::*;
+//! // Page tables in 1 MiB of (here simulated) VRAM; user memory elsewhere in VRAM.
+//! let memory = VecMemory::new(TableAperture::Video, 0, 1 << 20);
+//! let tables = PhysAllocator::new(0, 1 << 20)?;
+//! let mut space = AddressSpace::new(MmuVersion::Ver3, TableAperture::Video, memory, tables, NoTlb)?;
+//! let mut vram = PhysAllocator::new(1 << 30, 16 << 30)?;
+//! let mut vas = VaAllocator::new(1 << 32, 1 << 40)?;
+//!
+//! let pa = vram.alloc(4 << 20, 2 << 20)?;
+//! let va = vas.alloc(4 << 20, 2 << 20)?;
+//! let stats = space.map(va, &[PhysRange::new(pa, 4 << 20)], PteAttributes::new(Aperture::Video))?;
+//! assert_eq!(stats.pages_by_size, [0, 0, 2, 0]); // two 2 MiB pages
+//!
+//! // The walker reads the raw tables as the GPU would.
+//! let t = walk::walk(space.format(), space.memory(), space.root(), va + 5)?.expect("mapped");
+//! assert_eq!((t.pa, t.page_size), (pa + 5, PageSize::Size2M));
+//!
+//! space.unmap(va, 4 << 20)?;
+//! assert_eq!(space.table_count(), 1); // emptied tables went back to the allocator
+//! # Ok::<(), Box<dyn core::error::Error>>(())
+//! ```
+//!
+//! Notes on the hardware formats:
+//! - Turing has no 512 MiB pages; use [`PageSizes::NO_512M`] there (Ampere and later have them).
+//! - In ver2 dual PDEs, NO_ATS (bit 5) lies inside ADDRESS_BIG (bits 53:4); entries with a big
+//!   page table leave it clear.
+//! - Unmapped PTEs are written as zero. A zero 64 KiB PTE (ver3 PCF INVALID) lets the MMU fall
+//!   through to the 4 KiB table of the same dual PDE, which is how both coexist in one 2 MiB.
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -83,6 +83,10 @@ fn one_call_mixes_all_four_page_sizes() {
         s.unmap(va, 512 * MIB + 4 * MIB + 128 * KIB + 8 * KIB)
             .unwrap();
         assert_eq!(s.table_count(), 1);
+        // Destroying hands every table, root included, back.
+        s.map(va, &ranges, PteAttributes::default()).unwrap();
+        let (_, alloc, _) = s.destroy().unwrap();
+        assert_eq!(alloc.free_bytes(), TABLES);
     }
 }
 

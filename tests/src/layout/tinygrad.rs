@@ -1,14 +1,16 @@
-//! A second, independent check of the GSP entries: the layouts clang computed for
-//! tinygrad's ctypes bindings (`tinygrad/runtime/autogen/nv/nv.py`, tinygrad 0.11.0),
-//! dumped by `tests/fixtures/abi-layout/tinygrad_layouts.py` into a committed fixture.
+//! A second, independent check of the layout entries: the layouts clang computed for
+//! tinygrad's ctypes bindings (`tinygrad/runtime/autogen/nv/nv.py` and `nv_gpu.py`,
+//! tinygrad 0.11.0), dumped by `tests/fixtures/abi-layout/tinygrad_layouts.py` (for every
+//! C type an entry names) into a committed fixture.
 //! Unlike `abi_layout` this needs no C compiler or reference tree, and it also covers
 //! `PACKED_REGISTRY_*`, whose C declarations `abi_layout` has to restate.
 
 use super::Struct;
 use std::collections::HashMap;
 
-/// The fixture: `S <c_type> <size>` and `F <c_type> <member> <offset> <size>` lines.
-const FIXTURE: &str = include_str!("../../fixtures/abi-layout/tinygrad_0.11.0_nv.txt");
+/// The fixture: `S <module> <c_type> <size>` and `F <module> <c_type> <member> <offset>
+/// <size>` lines (`<c_type>` may be `struct foo`).
+const FIXTURE: &str = include_str!("../../fixtures/abi-layout/tinygrad_0.11.0.txt");
 
 /// Differences from tinygrad that are tinygrad's own choices, not errors: (C type,
 /// what differs, why). Each must still occur, so a stale entry is noticed.
@@ -47,10 +49,10 @@ fn parse(text: &str) -> HashMap<String, Layout> {
                 .unwrap_or_else(|_| panic!("bad line `{line}`"))
         };
         match words.as_slice() {
-            ["S", name @ .., size] => {
+            ["S", _module, name @ .., size] => {
                 out.entry(name.join(" ")).or_default().size = number(size);
             }
-            ["F", rest @ ..] if rest.len() >= 4 => {
+            ["F", _module, rest @ ..] if rest.len() >= 4 => {
                 let (name, tail) = rest.split_at(rest.len() - 3);
                 let entry = out.entry(name.join(" ")).or_default();
                 entry
@@ -107,6 +109,17 @@ fn compare(structs: &[Struct], fixture: &HashMap<String, Layout>) -> (usize, usi
     (n_structs, n_fields, bad)
 }
 
+/// The entries of the 570 groups (GSP-RM 570.144 and the RM API of 570.144), which is
+/// what tinygrad 0.11.0's bindings describe; the 580.142 kernel-driver groups differ from
+/// them by design (e.g. `NV0080_CTRL_GPU_CLASSLIST_MAX_SIZE` 100 → 200).
+fn entries_570() -> Vec<Struct> {
+    super::all_groups()
+        .into_iter()
+        .filter(|g| g.name.starts_with("gsp") || g.name.contains("570"))
+        .flat_map(|g| g.structs)
+        .collect()
+}
+
 #[test]
 fn gsp_entries_match_tinygrad_clang_layouts() {
     let fixture = parse(FIXTURE);
@@ -134,12 +147,25 @@ fn gsp_entries_match_tinygrad_clang_layouts() {
             "{c_type} {what} no longer differs ({why}); drop the entry"
         );
     }
-    // 46 of the 63 GSP entries have a tinygrad counterpart; most of their fields do.
+    // 51 of the 63 GSP entries have a tinygrad counterpart; most of their fields do.
     assert!(
-        n_structs >= 45 && n_fields >= 340,
+        n_structs >= 50 && n_fields >= 390,
         "only {n_structs} structs, {n_fields} fields compared"
     );
-    println!("tinygrad cross-check: {n_structs} structs, {n_fields} fields");
+    println!("tinygrad cross-check (GSP): {n_structs} structs, {n_fields} fields");
+}
+
+#[test]
+fn all_570_entries_match_tinygrad_clang_layouts() {
+    let fixture = parse(FIXTURE);
+    let (n_structs, n_fields, bad) = compare(&entries_570(), &fixture);
+    assert!(
+        bad.is_empty(),
+        "{} mismatches:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    println!("tinygrad cross-check (all 570 groups): {n_structs} structs, {n_fields} fields");
 }
 
 #[test]

@@ -18,7 +18,7 @@
 //! is derived from the reference's own `NV2080_ENGINE_TYPE_LAST`.
 //!
 //! The `tinygrad` cross-check (layouts clang computed for tinygrad's bindings of the
-//! same headers) covers 46 of these entries, including the stubbed `BUSINFO` and
+//! same headers) covers 51 of these entries, including the stubbed `BUSINFO` and
 //! `ACPI_METHOD_DATA` members and `PACKED_REGISTRY_*`; it caught a stub restated from a
 //! later upstream revision (missing `acpiIdMuxStateTable`), so keep both checks.
 

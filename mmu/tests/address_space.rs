@@ -379,3 +379,86 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn tables_in_system_memory_are_walked_there() {
+    for v in VERSIONS {
+        let base = 0x8_0000_0000; // a bus address
+        let memory = VecMemory::new(TableAperture::SystemNonCoherent, base, MIB);
+        let alloc = PhysAllocator::new(base, MIB).unwrap();
+        let mut s = AddressSpace::new(
+            v,
+            TableAperture::SystemNonCoherent,
+            memory,
+            alloc,
+            CountingTlb::default(),
+        )
+        .unwrap();
+        s.map(
+            0x1000,
+            &[PhysRange::new(0x7000, 4096)],
+            PteAttributes::default(),
+        )
+        .unwrap();
+        s.map(
+            0x40_0000,
+            &[PhysRange::new(0x100_0000, 64 * KIB)],
+            PteAttributes::default(),
+        )
+        .unwrap();
+        assert_eq!(s.root().aperture, TableAperture::SystemNonCoherent);
+        let w = |va| {
+            walk(s.format(), s.memory(), s.root(), va)
+                .unwrap()
+                .map(|t| (t.pa, t.pte_at.aperture))
+        };
+        assert_eq!(w(0x1008), Some((0x7008, TableAperture::SystemNonCoherent)));
+        assert_eq!(
+            w(0x40_0008),
+            Some((0x100_0008, TableAperture::SystemNonCoherent))
+        );
+    }
+}
+
+#[test]
+fn tables_outside_the_memory_window_fail_cleanly() {
+    for v in VERSIONS {
+        // The allocator hands out 8 MiB but only 16 KiB are reachable: the fifth table
+        // lands outside the window.
+        let memory = VecMemory::new(TableAperture::Video, 0, 16 * KIB);
+        let alloc = PhysAllocator::new(0, TABLES).unwrap();
+        let mut s = AddressSpace::new(
+            v,
+            TableAperture::Video,
+            memory,
+            alloc,
+            CountingTlb::default(),
+        )
+        .unwrap();
+        let before = (
+            s.memory().clone(),
+            s.table_count(),
+            s.allocator().free_bytes(),
+        );
+        let err = s
+            .map(
+                0x1000,
+                &[PhysRange::new(0x7000, 4096)],
+                PteAttributes::default(),
+            )
+            .unwrap_err();
+        assert!(matches!(err, MmuError::Access(_)), "{v:?}: {err}");
+        assert!(
+            err.to_string().contains("outside the memory window"),
+            "{err}"
+        );
+        assert_eq!(
+            (
+                s.memory().clone(),
+                s.table_count(),
+                s.allocator().free_bytes()
+            ),
+            before
+        );
+    }
+}

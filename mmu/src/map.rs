@@ -76,8 +76,10 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
     /// Maps the physical `ranges`, back to back, at virtual address `va` with `attrs`.
     ///
     /// Each page gets the largest enabled page size its virtual and physical alignment and the
-    /// remaining length allow, so one call mixes sizes. The TLB hook runs once. On error the
-    /// tables are as they were before the call.
+    /// remaining length allow, so one call mixes sizes. The TLB hook runs once. On error
+    /// (overlap, table allocation failure, a table outside the memory window) the tables, the
+    /// table allocator and the shadow are as they were before the call; only if table memory
+    /// stops accepting writes part-way is the rollback best effort.
     pub fn map(
         &mut self,
         va: u64,

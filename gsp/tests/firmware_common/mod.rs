@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 /// The firmware root: `$NVBARE_FIRMWARE_DIR`, else the cache `nvbare firmware fetch` fills.
 pub fn firmware_root() -> PathBuf {
@@ -37,7 +38,14 @@ pub fn real_file(test: &str, chip: &str, name: &str) -> Option<Vec<u8>> {
                     path.display()
                 );
             }
-            // Written to the real stderr, not the test harness's capture, so a skip is seen.
+            // Once per test, written to the real stderr (not the harness's capture) so a
+            // skip is seen.
+            static REPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+            let mut reported = REPORTED.lock().unwrap_or_else(|e| e.into_inner());
+            if reported.iter().any(|t| t == test) {
+                return None;
+            }
+            reported.push(test.to_owned());
             let _ = writeln!(
                 std::io::stderr(),
                 "SKIPPED {test}: {} not present ({e}); run `nvbare firmware fetch --chip all` or set NVBARE_FIRMWARE_DIR",

@@ -59,7 +59,7 @@ impl AptSource {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let last = stderr
             .lines()
-            .rfind(|l| l.starts_with("E:"))
+            .find(|l| l.starts_with("E:"))
             .or_else(|| stderr.lines().last())
             .unwrap_or("no message");
         Err(format!("apt-get {} failed: {}", args[0], last.trim()))
@@ -96,7 +96,9 @@ impl AptSource {
             "apt-get update (private lists in {})",
             self.work_dir.display()
         ));
-        self.run_apt(&["update"], &self.work_dir)?;
+        // Without --error-on=any an unreachable mirror is only a warning, and the download
+        // then fails with a less helpful "Unable to locate package".
+        self.run_apt(&["update", "--error-on=any"], &self.work_dir)?;
         progress.note(&format!("apt-get download {PACKAGE}"));
         self.run_apt(&["download", PACKAGE], &download)?;
         let deb = std::fs::read_dir(&download)

@@ -190,4 +190,20 @@ mod tests {
         );
         assert_eq!(t.resolve("nvidia/ad104/gsp/a.bin"), None);
     }
+
+    proptest::proptest! {
+        /// WHENCE text comes from the network: any text gives a table, and any lookup
+        /// ends (loops are cut) in a normalized path inside the tree, or `None`.
+        #[test]
+        fn any_whence_text_resolves_to_normalized_paths(
+            lines in proptest::collection::vec("(Link: )?[a-c./]{0,12}( -> [a-c./]{0,12})?", 0..24),
+            query in "[a-c./]{0,16}",
+        ) {
+            let table = LinkTable::from_whence(&lines.join("\n"));
+            if let Some(resolved) = table.resolve(&query) {
+                proptest::prop_assert!(!resolved.starts_with('/'));
+                proptest::prop_assert!(!resolved.split('/').any(|p| p == ".." || p == "."));
+            }
+        }
+    }
 }

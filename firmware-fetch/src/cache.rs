@@ -178,6 +178,43 @@ impl Cache {
         temp.rename_to(&dest)
     }
 
+    /// Deletes temporary files and staging directories left by runs that were killed
+    /// (their process no longer exists); those of live runs are left alone.
+    pub fn remove_leftovers(&self) {
+        let dead = |name: &str, marker: &str| -> bool {
+            let Some(rest) = name.split(marker).nth(1) else {
+                return false;
+            };
+            let pid = rest.split('-').next().unwrap_or("");
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && !Path::new("/proc").join(pid).exists()
+        };
+        let Ok(top) = fs::read_dir(&self.root) else {
+            return;
+        };
+        for entry in top.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(".staging-") && dead(&name, ".staging-") {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+        let Ok(chips) = fs::read_dir(self.root.join("nvidia")) else {
+            return;
+        };
+        for chip in chips.flatten() {
+            let Ok(files) = fs::read_dir(chip.path().join("gsp")) else {
+                continue;
+            };
+            for file in files.flatten() {
+                let name = file.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && dead(&name, ".partial-") {
+                    let _ = fs::remove_file(file.path());
+                }
+            }
+        }
+    }
+
     /// A private directory for extracts that are not verified yet; deleted when dropped.
     pub fn staging_dir(&self) -> io::Result<StagingDir> {
         let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -266,6 +303,23 @@ mod tests {
         bytes[4] ^= 1;
         fs::write(&path, &bytes).unwrap();
         assert!(matches!(cache.check(&file).unwrap(), CacheState::Altered(m) if m.size == 10));
+    }
+
+    #[test]
+    fn leftovers_of_dead_runs_are_removed_and_live_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path());
+        let gsp_dir = tmp.path().join("nvidia/gh100/gsp");
+        fs::create_dir_all(&gsp_dir).unwrap();
+        // No process has pid 4194305 (above Linux's pid_max limit).
+        fs::create_dir_all(tmp.path().join(".staging-4194305-0")).unwrap();
+        fs::write(gsp_dir.join(".fmc-570.144.bin.partial-4194305-3"), b"half").unwrap();
+        let live = format!(".gsp-570.144.bin.partial-{}-0", std::process::id());
+        fs::write(gsp_dir.join(&live), b"in progress").unwrap();
+        fs::write(gsp_dir.join("fmc-570.144.bin"), b"kept").unwrap();
+        cache.remove_leftovers();
+        assert_eq!(entries(tmp.path()), ["nvidia"]);
+        assert_eq!(entries(&gsp_dir), [live.as_str(), "fmc-570.144.bin"]);
     }
 
     #[test]

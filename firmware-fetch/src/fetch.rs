@@ -100,6 +100,7 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
         error,
     };
     std::fs::create_dir_all(cache.root()).map_err(cache_error)?;
+    cache.remove_leftovers();
 
     let wanted = wanted_files(chips);
     let mut origin: HashMap<&'static str, Origin> = HashMap::new();

@@ -20,6 +20,7 @@ pub mod field;
 #[cfg(test)]
 mod header_check;
 pub mod nvos;
+mod sizes;
 pub mod status;
 
 pub use field::BitField;

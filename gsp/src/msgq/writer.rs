@@ -10,6 +10,7 @@ use super::{
     CHECKSUM_OFFSET, CONTINUATION_RECORD, ELEM_COUNT_OFFSET, ELEMENT_HEADER_SIZE, ELEMENT_SIZE,
     MAX_ELEMENTS_PER_MESSAGE, MsgqError, QueueGeometry, SEQ_NUM_OFFSET, fold, xor_words,
 };
+use crate::abi::RpcMessageHeader;
 use crate::rpc::{RPC_HEADER_SIZE, request_header};
 use zerocopy::IntoBytes;
 
@@ -100,6 +101,24 @@ impl RpcQueue {
         function: u32,
         payload: &[u8],
     ) -> Result<u32, MsgqError> {
+        self.enqueue_with_header(
+            ring,
+            read_ptr,
+            request_header(function, payload.len()),
+            payload,
+        )
+    }
+
+    /// Like [`RpcQueue::enqueue_record`] with a caller-built RPC header (its `length` is set
+    /// from `payload`): how the simulator, playing GSP-RM on the status queue, writes replies
+    /// with a result (`rpc_result`) and events.
+    pub fn enqueue_with_header(
+        &mut self,
+        ring: &mut [u8],
+        read_ptr: u32,
+        mut header: RpcMessageHeader,
+        payload: &[u8],
+    ) -> Result<u32, MsgqError> {
         self.check(ring, read_ptr)?;
         if payload.len() > max_record_payload() {
             return Err(MsgqError::MessageTooLarge { len: payload.len() });
@@ -112,7 +131,8 @@ impl RpcQueue {
                 free,
             });
         }
-        self.write_unchecked(ring, function, payload, elems);
+        header.length = (RPC_HEADER_SIZE + payload.len()) as u32;
+        self.write_unchecked(ring, &header, payload, elems);
         Ok(elems)
     }
 
@@ -141,7 +161,8 @@ impl RpcQueue {
             } else {
                 CONTINUATION_RECORD
             };
-            self.write_unchecked(ring, f, chunk, elements_for_payload(chunk.len()));
+            let header = request_header(f, chunk.len());
+            self.write_unchecked(ring, &header, chunk, elements_for_payload(chunk.len()));
             records += 1;
         }
         Ok(records)
@@ -165,11 +186,16 @@ impl RpcQueue {
 
     /// Serialises element header, RPC header and payload straight into the ring, computing
     /// the checksum on the way; zero-fills the rest of the last element.
-    fn write_unchecked(&mut self, ring: &mut [u8], function: u32, payload: &[u8], elems: u32) {
+    fn write_unchecked(
+        &mut self,
+        ring: &mut [u8],
+        rpc_hdr: &RpcMessageHeader,
+        payload: &[u8],
+        elems: u32,
+    ) {
         let mut elem_hdr = [0u8; ELEMENT_HEADER_SIZE];
         elem_hdr[SEQ_NUM_OFFSET..SEQ_NUM_OFFSET + 4].copy_from_slice(&self.seq.to_le_bytes());
         elem_hdr[ELEM_COUNT_OFFSET..ELEM_COUNT_OFFSET + 4].copy_from_slice(&elems.to_le_bytes());
-        let rpc_hdr = request_header(function, payload.len());
         let mut acc = xor_words(0, &elem_hdr);
         acc = xor_words(acc, rpc_hdr.as_bytes());
         acc = xor_words(acc, payload);

@@ -505,6 +505,29 @@ mod tests {
     }
 
     #[test]
+    fn a_simulated_failed_reply_travels_through_the_queue() {
+        use crate::msgq::{MsgQueue, QueueGeometry, RpcQueue, SharedQueueLayout};
+        let l = SharedQueueLayout::default_sizes();
+        let g = QueueGeometry::from_tx_header(&l.status_queue_header(), 0x40000).unwrap();
+        let (mut gsp, mut cpu) = (RpcQueue::new(g, 0).unwrap(), MsgQueue::new(g, 0).unwrap());
+        let mut ring = alloc::vec![0u8; g.ring_len()];
+        let mut reply = alloc::vec![0u8; 24];
+        reply[8..12].copy_from_slice(&0x2080_0110u32.to_le_bytes());
+        let h = crate::rpc::reply_header(76, 0x57, reply.len()); // NV_ERR_OBJECT_NOT_FOUND
+        gsp.enqueue_with_header(&mut ring, 0, h, &reply).unwrap();
+        let m = cpu.receive(&ring, gsp.write_ptr()).unwrap().unwrap();
+        let d = decode_message(&m.header, &m.payload).unwrap();
+        assert_eq!(d.failure(), Some(RpcResult(0x57)));
+        assert!(matches!(
+            d.body,
+            GspMessage::RmControlReply {
+                cmd: 0x2080_0110,
+                ..
+            }
+        ));
+    }
+
+    #[test]
     fn failures_come_from_header_or_status() {
         let mut c = alloc::vec![0u8; 24];
         c[12] = 0x1f; // status NV_ERR_INVALID_ARGUMENT

@@ -141,6 +141,16 @@ pub fn request_header(function: u32, payload_len: usize) -> RpcMessageHeader {
     }
 }
 
+/// A reply or event header as GSP-RM writes it: `rpc_result` and `rpc_result_private` set
+/// to `result` (the simulator's side of [`request_header`]).
+pub fn reply_header(function: u32, result: u32, payload_len: usize) -> RpcMessageHeader {
+    RpcMessageHeader {
+        rpc_result: result,
+        rpc_result_private: result,
+        ..request_header(function, payload_len)
+    }
+}
+
 /// Why an RPC message (header + payload) was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RpcHeaderError {

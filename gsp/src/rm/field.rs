@@ -14,14 +14,22 @@ pub struct BitField {
 }
 
 impl BitField {
-    /// The range `high:low`; `high` must be at least `low` and below 32 (checked at
-    /// compile time where used in a `const`).
+    /// The range `high:low`, for `const` definitions: a range with `high < low` or
+    /// `high > 31` stops the build there. At run time use [`BitField::try_new`].
     pub const fn new(high: u32, low: u32) -> Self {
-        assert!(
-            high >= low && high < 32,
-            "bit field must satisfy 31 >= high >= low"
-        );
-        Self { high, low }
+        match Self::try_new(high, low) {
+            Some(f) => f,
+            None => panic!("bit field must satisfy 31 >= high >= low"),
+        }
+    }
+
+    /// The range `high:low`, or `None` unless `31 >= high >= low`.
+    pub const fn try_new(high: u32, low: u32) -> Option<Self> {
+        if high >= low && high < 32 {
+            Some(Self { high, low })
+        } else {
+            None
+        }
     }
 
     /// Number of bits in the field.
@@ -63,6 +71,16 @@ mod tests {
         assert_eq!(f.encode(0x1f), 0xf0, "bits beyond the field are dropped");
         assert_eq!(f.decode(0xabcd_ef5a), 0x5);
         assert_eq!(f.set(0xffff_ffff, 0), 0xffff_ff0f);
+    }
+
+    #[test]
+    fn try_new_rejects_inverted_or_too_high_ranges() {
+        assert_eq!(BitField::try_new(3, 4), None);
+        assert_eq!(BitField::try_new(32, 0), None);
+        assert_eq!(
+            BitField::try_new(31, 31),
+            Some(BitField { high: 31, low: 31 })
+        );
     }
 
     #[test]

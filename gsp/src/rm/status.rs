@@ -250,6 +250,8 @@ impl fmt::Display for NvStatus {
     }
 }
 
+impl core::error::Error for NvStatus {}
+
 impl From<u32> for NvStatus {
     fn from(raw: u32) -> Self {
         NvStatus(raw)

@@ -1,4 +1,6 @@
 //! nvbare-host: the std side of nvbare: platform backends and the command line.
 
-pub mod pci;
+pub mod bench;
+pub mod cli;
 pub mod nvk;
+pub mod pci;

@@ -1,4 +1,5 @@
 use clap::{Parser, Subcommand};
+use nvbare_host::cli;
 
 /// nvbare: a Rust driver for NVIDIA GPUs that needs no NVIDIA kernel module.
 #[derive(Parser)]
@@ -17,6 +18,12 @@ enum Command {
         #[command(subcommand)]
         command: nvbare_firmware_fetch::FirmwareCommand,
     },
+    /// Attach to a GPU and print chip, SMs, VRAM, classes and driver version.
+    Info(cli::GpuArgs),
+    /// Load a cubin and run one kernel.
+    Run(cli::RunArgs),
+    /// Launch latency, launch throughput, copy bandwidth, alloc+map cost.
+    Bench(cli::BenchArgs),
 }
 
 fn main() {
@@ -26,6 +33,9 @@ fn main() {
         Command::Firmware { command } => {
             nvbare_firmware_fetch::run(command).map_err(|e| e.to_string())
         }
+        Command::Info(a) => cli::info(&a).map_err(|e| e.to_string()),
+        Command::Run(a) => cli::run(&a).map_err(|e| e.to_string()),
+        Command::Bench(a) => cli::bench(&a).map_err(|e| e.to_string()),
     };
     if let Err(e) = result {
         eprintln!("nvbare: {e}");

@@ -39,7 +39,11 @@ pub fn scan(root: &Path) -> std::io::Result<Vec<PciFunction>> {
             continue;
         }
         out.push(PciFunction {
-            address: dir.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+            address: dir
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
             device_id: read_hex(&dir.join("device")).unwrap_or(0) as u16,
             class,
             driver: link_name(&dir.join("driver")),
@@ -53,14 +57,16 @@ pub fn scan(root: &Path) -> std::io::Result<Vec<PciFunction>> {
 /// `nvbare list`.
 pub fn list() -> Result<(), String> {
     let root = Path::new("/sys/bus/pci/devices");
-    let funcs = scan(root).map_err(|e| {
-        format!("cannot read {}: {e}; is sysfs mounted?", root.display())
-    })?;
+    let funcs = scan(root)
+        .map_err(|e| format!("cannot read {}: {e}; is sysfs mounted?", root.display()))?;
     if funcs.is_empty() {
         println!("no NVIDIA GPU found under {}", root.display());
         return Ok(());
     }
-    println!("{:<14} {:<8} {:<10} {:<6}", "address", "device", "driver", "iommu");
+    println!(
+        "{:<14} {:<8} {:<10} {:<6}",
+        "address", "device", "driver", "iommu"
+    );
     for f in funcs {
         println!(
             "{:<14} {:<8} {:<10} {:<6}",

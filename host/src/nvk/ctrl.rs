@@ -105,13 +105,16 @@ pub mod gr_index {
     pub const LITTER_NUM_GPCS: u32 = 0x14;
     pub const LITTER_NUM_TPC_PER_GPC: u32 = 0x17;
     pub const LITTER_NUM_SM_PER_TPC: u32 = 0x20;
-    /// `NV2080_CTRL_GR_INFO_INDEX_GPU_CORE_COUNT`: enabled SMs... counted as cores by RM.
-    pub const NUM_SMS: u32 = 0x1d;
+    /// `NV2080_CTRL_GR_INFO_INDEX_GPU_CORE_COUNT`: FP32 cores of all enabled SMs.
+    pub const GPU_CORE_COUNT: u32 = 0x1d;
 }
 
 /// Reads GR info values by index.
 pub fn gr_info(rm: &RmClient, subdevice: Handle, indices: &[u32]) -> Result<Vec<u32>, NvkError> {
-    let mut list: Vec<GrInfoEntry> = indices.iter().map(|&index| GrInfoEntry { index, data: 0 }).collect();
+    let mut list: Vec<GrInfoEntry> = indices
+        .iter()
+        .map(|&index| GrInfoEntry { index, data: 0 })
+        .collect();
     let mut p = GrGetInfo {
         gr_info_list_size: list.len() as u32,
         gr_info_list: list.as_mut_ptr() as u64,

@@ -2,9 +2,11 @@
 //! subdevice, VA space, channel group, channels), UVM registration, memory, and
 //! the usermode doorbell page. Mirrors what CUDA's `cuCtxCreate` sets up.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
+use std::sync::Mutex;
 
 use nvbare_gsp::rm::alloc::{
     ChannelAllocParams, ChannelGroupAllocParams, CtxShareAllocParams, DebuggerAllocParams,
@@ -16,7 +18,9 @@ use nvbare_gsp::rm::classes as cls;
 use zerocopy::FromZeros;
 
 use super::ctrl;
-use super::mem::{Buffer, Placement, VaWindow, drf, mmap_fixed, munmap};
+use nvbare_mmu::VaAllocator;
+
+use super::mem::{Buffer, Placement, drf, mmap_fixed, munmap};
 use super::rm::{Handle, RmClient};
 use super::sys::{self, NvIoctlCardInfo, NvIoctlRegisterFd, NvProcessorUuid};
 use super::uvm::Uvm;
@@ -46,11 +50,55 @@ pub struct Classes {
     pub usermode: u32,
 }
 
+fn va_err(e: nvbare_mmu::MmuError) -> NvkError {
+    NvkError::Va(e.to_string())
+}
+
+/// The process's GPU virtual address windows: one per process, because UVM
+/// gives the whole process one GPU address space, shared by every open device.
+static VA_WINDOWS: Mutex<Option<(VaAllocator, VaAllocator)>> = Mutex::new(None);
+
+fn va_alloc(cpu_visible: bool, size: u64, align: u64) -> Result<u64, NvkError> {
+    let mut g = VA_WINDOWS.lock().unwrap_or_else(|p| p.into_inner());
+    if g.is_none() {
+        *g = Some((
+            VaAllocator::new(CPU_VISIBLE_VA.0, CPU_VISIBLE_VA.1).map_err(va_err)?,
+            VaAllocator::new(GPU_ONLY_VA.0, GPU_ONLY_VA.1).map_err(va_err)?,
+        ));
+    }
+    let (cpu, gpu) = g.as_mut().expect("initialised above");
+    if cpu_visible {
+        cpu.alloc(size, align)
+    } else {
+        gpu.alloc(size, align)
+    }
+    .map_err(va_err)
+}
+
+fn va_free(cpu_visible: bool, va: u64, size: u64) {
+    let mut g = VA_WINDOWS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((cpu, gpu)) = g.as_mut() {
+        let _ = if cpu_visible {
+            cpu.free(va, size)
+        } else {
+            gpu.free(va, size)
+        };
+    }
+}
+
 fn pick(list: &[u32], wanted: &[u32], what: &'static str) -> Result<u32, NvkError> {
-    wanted.iter().copied().find(|c| list.contains(c)).ok_or_else(|| NvkError::NoClass {
-        what,
-        known: wanted.iter().map(|c| format!("{c:#06x}")).collect::<Vec<_>>().join(", "),
-    })
+    wanted
+        .iter()
+        .copied()
+        .find(|c| list.contains(c))
+        .ok_or_else(|| NvkError::NoClass {
+            what,
+            known: wanted
+                .iter()
+                .map(|c| format!("{c:#06x}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 impl Classes {
@@ -59,7 +107,11 @@ impl Classes {
         Ok(Self {
             gpfifo: pick(
                 list,
-                &[cls::BLACKWELL_CHANNEL_GPFIFO_A, cls::HOPPER_CHANNEL_GPFIFO_A, cls::AMPERE_CHANNEL_GPFIFO_A],
+                &[
+                    cls::BLACKWELL_CHANNEL_GPFIFO_A,
+                    cls::HOPPER_CHANNEL_GPFIFO_A,
+                    cls::AMPERE_CHANNEL_GPFIFO_A,
+                ],
                 "GPFIFO channel",
             )?,
             compute: pick(
@@ -87,7 +139,12 @@ impl Classes {
             )?,
             usermode: pick(
                 list,
-                &[cls::BLACKWELL_USERMODE_A, cls::HOPPER_USERMODE_A, cls::AMPERE_USERMODE_A, cls::TURING_USERMODE_A],
+                &[
+                    cls::BLACKWELL_USERMODE_A,
+                    cls::HOPPER_USERMODE_A,
+                    cls::AMPERE_USERMODE_A,
+                    cls::TURING_USERMODE_A,
+                ],
                 "usermode",
             )?,
         })
@@ -134,8 +191,8 @@ pub struct Device {
     pub name: String,
     pub driver_version: String,
     usermode: NonNull<u8>,
-    cpu_va: VaWindow,
-    gpu_va: VaWindow,
+    /// CPU mappings this device made and has not unmapped yet (address → length).
+    cpu_maps: BTreeMap<u64, u64>,
     next_host_handle: Handle,
     pub channel_group: Handle,
     pub channel_area: Option<Buffer>,
@@ -143,6 +200,9 @@ pub struct Device {
     pub copy: Option<RmChannel>,
     pub debugger: Handle,
     notifier: Option<Buffer>,
+    /// The asynchronous copy engine the copy channel runs on, when it has a
+    /// channel group of its own.
+    pub copy_engine: Option<u32>,
 }
 
 impl Device {
@@ -153,14 +213,27 @@ impl Device {
         let uvm = Uvm::open()?;
 
         let mut cards = [NvIoctlCardInfo::default(); sys::CARD_INFO_SLOTS];
-        sys::ioctl(rm.ctl_fd(), sys::iowr(sys::NV_ESC_CARD_INFO, size_of_val(&cards)), &mut cards)
-            .map_err(|source| NvkError::Ioctl { op: "card info", source })?;
+        sys::ioctl(
+            rm.ctl_fd(),
+            sys::iowr(sys::NV_ESC_CARD_INFO, size_of_val(&cards)),
+            &mut cards,
+        )
+        .map_err(|source| NvkError::Ioctl {
+            op: "card info",
+            source,
+        })?;
         let valid: Vec<_> = cards.iter().filter(|c| c.valid != 0).copied().collect();
-        let card = *valid.get(index).ok_or(NvkError::NoSuchGpu { index, count: valid.len() })?;
+        let card = *valid.get(index).ok_or(NvkError::NoSuchGpu {
+            index,
+            count: valid.len(),
+        })?;
 
         let dev_file = open_gpu_file(&rm, card.minor_number)?;
 
-        let mut id = ctrl::GpuGetIdInfoV2 { gpu_id: card.gpu_id, ..Default::default() };
+        let mut id = ctrl::GpuGetIdInfoV2 {
+            gpu_id: card.gpu_id,
+            ..Default::default()
+        };
         rm.control(rm.root(), ctrl::GpuGetIdInfoV2::CMD, &mut id)?;
 
         let mut dp = DeviceAllocParams {
@@ -170,14 +243,21 @@ impl Device {
             ..Default::default()
         };
         let device = rm.alloc(rm.root(), cls::NV01_DEVICE_0, Some(&mut dp))?;
-        let subdevice =
-            rm.alloc(device, cls::NV20_SUBDEVICE_0, Some(&mut SubdeviceAllocParams::default()))?;
-        let mut vp = MemoryVirtualAllocParams { limit: 0x1_ffff_ffff_ffff, ..Default::default() };
+        let subdevice = rm.alloc(
+            device,
+            cls::NV20_SUBDEVICE_0,
+            Some(&mut SubdeviceAllocParams::default()),
+        )?;
+        let mut vp = MemoryVirtualAllocParams {
+            limit: 0x1_ffff_ffff_ffff,
+            ..Default::default()
+        };
         let virtmem = rm.alloc(device, cls::NV01_MEMORY_VIRTUAL, Some(&mut vp))?;
 
         let mut cl = ctrl::ClassListV2::new_zeroed();
         rm.control(device, ctrl::ClassListV2::CMD, &mut cl)?;
-        let class_list = cl.class_list[..(cl.num_classes as usize).min(cl.class_list.len())].to_vec();
+        let class_list =
+            cl.class_list[..(cl.num_classes as usize).min(cl.class_list.len())].to_vec();
         let classes = Classes::choose(&class_list)?;
 
         // The doorbell page (NVC661 usermode region), mapped through the GPU file.
@@ -186,7 +266,7 @@ impl Device {
 
         let mut vs = VaSpaceAllocParamsV580 {
             va_base: 0x1000,
-            va_size: 0x1_fff_ffb0_00000,
+            va_size: 0x0001_ffff_fb00_0000,
             flags: vaspace_flags::ENABLE_PAGE_FAULTING | vaspace_flags::IS_EXTERNALLY_OWNED,
             ..Default::default()
         };
@@ -199,9 +279,11 @@ impl Device {
         let mut uuid = [0u8; 16];
         uuid.copy_from_slice(&gid.data[..16]);
 
-        let mut rg = sys::UvmRegisterGpuParams::default();
-        rg.gpu_uuid = uuid;
-        rg.rm_ctrl_fd = -1;
+        let mut rg = sys::UvmRegisterGpuParams {
+            gpu_uuid: uuid,
+            rm_ctrl_fd: -1,
+            ..Default::default()
+        };
         uvm.call(&mut rg, "UVM_REGISTER_GPU")?;
         let mut rv = sys::UvmRegisterGpuVaspaceParams {
             gpu_uuid: uuid,
@@ -217,7 +299,10 @@ impl Device {
         let name = ctrl::gpu_name(&rm, subdevice).unwrap_or_default();
         let driver_version = ctrl::driver_version(&rm).unwrap_or_default();
 
-        let mut cgp = ChannelGroupAllocParams { engine_type: engine_type::GRAPHICS, ..Default::default() };
+        let mut cgp = ChannelGroupAllocParams {
+            engine_type: engine_type::GRAPHICS,
+            ..Default::default()
+        };
         let channel_group = rm.alloc(device, cls::KEPLER_CHANNEL_GROUP_A, Some(&mut cgp))?;
 
         Ok(Self {
@@ -237,8 +322,7 @@ impl Device {
             name,
             driver_version,
             usermode,
-            cpu_va: VaWindow::new(CPU_VISIBLE_VA.0, CPU_VISIBLE_VA.1),
-            gpu_va: VaWindow::new(GPU_ONLY_VA.0, GPU_ONLY_VA.1),
+            cpu_maps: BTreeMap::new(),
             next_host_handle: 0xcf00_0000,
             channel_group,
             channel_area: None,
@@ -246,31 +330,41 @@ impl Device {
             copy: None,
             debugger: 0,
             notifier: None,
+            copy_engine: None,
         })
     }
 
     /// The usermode region's doorbell register: writing a channel's work-submit
     /// token there makes the host engine fetch its new GPFIFO entries.
     pub fn doorbell(&self) -> Doorbell {
-        Doorbell { base: self.usermode }
+        Doorbell {
+            base: self.usermode,
+        }
     }
 
     /// Allocates `size` bytes at `placement`, mapped into the GPU VA space, and into
     /// the CPU at the same address when `cpu_access` (host memory always is).
     /// Video memory of 8 MiB and more uses 2 MiB pages.
-    pub fn alloc(&mut self, size: u64, placement: Placement, cpu_access: bool) -> Result<Buffer, NvkError> {
-        let page = if placement == Placement::Vram && size >= (8 << 20) { HUGE_PAGE } else { SMALL_PAGE };
+    pub fn alloc(
+        &mut self,
+        size: u64,
+        placement: Placement,
+        cpu_access: bool,
+    ) -> Result<Buffer, NvkError> {
+        let page = if placement == Placement::Vram && size >= (8 << 20) {
+            HUGE_PAGE
+        } else {
+            SMALL_PAGE
+        };
         let size = size.div_ceil(page) * page;
         let cpu_access = cpu_access || placement == Placement::Host;
-        let window = if cpu_access { &mut self.cpu_va } else { &mut self.gpu_va };
-        let va = window.alloc(size, page)?;
+        let va = va_alloc(cpu_access, size, page)?;
         let r = match placement {
             Placement::Vram => self.alloc_vram_at(va, size, page, cpu_access, false),
             Placement::Host => self.alloc_host_at(va, size),
         };
         if r.is_err() {
-            let window = if cpu_access { &mut self.cpu_va } else { &mut self.gpu_va };
-            window.release(va, size);
+            va_free(cpu_access, va, size);
         }
         r
     }
@@ -286,7 +380,8 @@ impl Device {
         let huge = page > SMALL_PAGE;
         // NVOS32_ATTR_PHYSICALITY 28:27 (CONTIGUOUS 2, ALLOW_NONCONTIGUOUS 3),
         // NVOS32_ATTR_PAGE_SIZE 24:23 (HUGE 3).
-        let attr = drf(28, 27, if contiguous { 2 } else { 3 }) | if huge { drf(24, 23, 3) } else { 0 };
+        let attr =
+            drf(28, 27, if contiguous { 2 } else { 3 }) | if huge { drf(24, 23, 3) } else { 0 };
         // NVOS32_ATTR2_GPU_CACHEABLE 3:2 YES, PAGE_SIZE_HUGE 21:20 2MB, ZBC 1:0 PREFER_NO_ZBC.
         let attr2 = drf(3, 2, 1) | if huge { drf(21, 20, 1) } else { 0 } | drf(1, 0, 1);
         // MAP_NOT_REQUIRED | MEMORY_HANDLE_PROVIDED | ALIGNMENT_FORCE | IGNORE_BANK_PLACEMENT
@@ -304,10 +399,15 @@ impl Device {
             limit: size - 1,
             ..Default::default()
         };
-        let handle = self.rm.alloc(self.device, cls::NV1_MEMORY_USER, Some(&mut p))?;
+        let handle = self
+            .rm
+            .alloc(self.device, cls::NV1_MEMORY_USER, Some(&mut p))?;
         let cpu = if cpu_access {
             match self.map_to_cpu_at(handle, va, size, drf(25, 23, 2)) {
-                Ok(p) => Some(p),
+                Ok(p) => {
+                    self.cpu_maps.insert(va, size);
+                    Some(p)
+                }
                 Err(e) => {
                     let _ = self.rm.free(self.device, handle);
                     return Err(e);
@@ -316,7 +416,13 @@ impl Device {
         } else {
             None
         };
-        let buf = Buffer { gpu_va: va, size, placement: Placement::Vram, cpu, handle, page };
+        let buf = Buffer {
+            gpu_va: va,
+            size,
+            placement: Placement::Vram,
+            cpu,
+            handle,
+        };
         if let Err(e) = self.map_to_gpu(&buf) {
             self.release(&buf);
             return Err(e);
@@ -326,6 +432,7 @@ impl Device {
 
     fn alloc_host_at(&mut self, va: u64, size: u64) -> Result<Buffer, NvkError> {
         let cpu = mmap_fixed(va, size, -1, "host memory")?;
+        self.cpu_maps.insert(va, size);
         self.next_host_handle += 1;
         // NVOS02_FLAGS_PHYSICALITY 7:4 NONCONTIGUOUS, COHERENCY 15:12 CACHED, MAPPING 31:30 NO_MAP.
         let flags = drf(7, 4, 1) | drf(15, 12, 1) | drf(31, 30, 1);
@@ -343,7 +450,13 @@ impl Device {
                 return Err(e);
             }
         };
-        let buf = Buffer { gpu_va: va, size, placement: Placement::Host, cpu: Some(cpu), handle, page: SMALL_PAGE };
+        let buf = Buffer {
+            gpu_va: va,
+            size,
+            placement: Placement::Host,
+            cpu: Some(cpu),
+            handle,
+        };
         if let Err(e) = self.map_to_gpu(&buf) {
             self.release(&buf);
             return Err(e);
@@ -353,30 +466,60 @@ impl Device {
 
     /// Maps an RM memory object at `va` in the CPU (through a fresh GPU file, as the
     /// kernel driver ties one mapping to one file).
-    fn map_to_cpu_at(&self, handle: Handle, va: u64, size: u64, flags: u32) -> Result<NonNull<u8>, NvkError> {
+    fn map_to_cpu_at(
+        &self,
+        handle: Handle,
+        va: u64,
+        size: u64,
+        flags: u32,
+    ) -> Result<NonNull<u8>, NvkError> {
         let file = open_gpu_file(&self.rm, self.card.minor_number)?;
-        self.rm.map_memory(file.as_raw_fd(), self.device, handle, size, flags)?;
-        mmap_fixed(va, size, file.as_raw_fd(), "video memory through BAR1")
+        self.rm
+            .map_memory(file.as_raw_fd(), self.device, handle, size, flags)?;
+        let p = mmap_fixed(va, size, file.as_raw_fd(), "video memory through BAR1")?;
+        Ok(p)
     }
 
     /// Places `buf` at `buf.gpu_va`: a UVM external range, RM's own record of the
     /// mapping, and UVM's page-table mapping.
     fn map_to_gpu(&self, buf: &Buffer) -> Result<(), NvkError> {
         self.uvm.create_external_range(buf.gpu_va, buf.size)?;
-        // NVOS46_FLAGS_PAGE_SIZE 11:8 4KB, CACHE_SNOOP 4:4 ENABLE, DMA_OFFSET_FIXED 15:15 TRUE.
-        let flags = drf(11, 8, 1) | drf(4, 4, 1) | drf(15, 15, 1);
+        // NVOS46_FLAGS_PAGE_SIZE 11:8 (4KB 1, HUGE 4: video memory allocated with
+        // 2 MiB pages maps with them too), CACHE_SNOOP 4:4 ENABLE, DMA_OFFSET_FIXED
+        // 15:15 TRUE.
+        let huge = buf.placement == Placement::Vram
+            && buf.size >= (8 << 20)
+            && buf.size.is_multiple_of(HUGE_PAGE);
+        let flags = drf(11, 8, if huge { 4 } else { 1 }) | drf(4, 4, 1) | drf(15, 15, 1);
         let r = self
             .rm
-            .map_dma(self.device, self.virtmem, buf.handle, buf.size, flags, buf.gpu_va)
+            .map_dma(
+                self.device,
+                self.virtmem,
+                buf.handle,
+                buf.size,
+                flags,
+                buf.gpu_va,
+            )
             .and_then(|got| {
                 if got == buf.gpu_va {
                     Ok(())
                 } else {
-                    Err(NvkError::Submit(format!("RM mapped at {got:#x}, wanted {:#x}", buf.gpu_va)))
+                    Err(NvkError::Submit(format!(
+                        "RM mapped at {got:#x}, wanted {:#x}",
+                        buf.gpu_va
+                    )))
                 }
             })
             .and_then(|()| {
-                self.uvm.map_external(self.uuid, self.rm.ctl_fd(), self.rm.root(), buf.handle, buf.gpu_va, buf.size)
+                self.uvm.map_external(
+                    self.uuid,
+                    self.rm.ctl_fd(),
+                    self.rm.root(),
+                    buf.handle,
+                    buf.gpu_va,
+                    buf.size,
+                )
             });
         if r.is_err() {
             let _ = self.uvm.free(buf.gpu_va, buf.size);
@@ -392,8 +535,10 @@ impl Device {
             munmap(p, buf.size);
         }
         let _ = self.rm.free(self.device, buf.handle);
-        let window = if buf.cpu.is_some() { &mut self.cpu_va } else { &mut self.gpu_va };
-        window.release(buf.gpu_va, buf.size);
+        if let Some(p) = buf.cpu {
+            self.cpu_maps.remove(&(p.as_ptr() as u64));
+        }
+        va_free(buf.cpu.is_some(), buf.gpu_va, buf.size);
     }
 
     /// Frees a buffer: GPU mapping, CPU mapping, RM object, VA range.
@@ -407,7 +552,7 @@ impl Device {
         let ring_bytes = u64::from(entries) * 8;
         let slot = (ring_bytes + 0x1000).next_power_of_two().max(0x10_0000);
         let area_size = slot * 2;
-        let va = self.cpu_va.alloc(area_size, HUGE_PAGE)?;
+        let va = va_alloc(true, area_size, HUGE_PAGE)?;
         let area = self.alloc_vram_at(va, area_size, SMALL_PAGE, true, true)?;
 
         // The error notifier: uncached system memory (NV01_MEMORY_SYSTEM, NOTIFIER).
@@ -423,15 +568,16 @@ impl Device {
             limit: (48 << 20) - 1,
             ..Default::default()
         };
-        let notifier_handle = self.rm.alloc(self.device, cls::NV01_MEMORY_SYSTEM, Some(&mut np))?;
-        let nva = self.gpu_va.alloc(48 << 20, SMALL_PAGE)?;
+        let notifier_handle = self
+            .rm
+            .alloc(self.device, cls::NV01_MEMORY_SYSTEM, Some(&mut np))?;
+        let nva = va_alloc(false, 48 << 20, SMALL_PAGE)?;
         let notifier = Buffer {
             gpu_va: nva,
             size: 48 << 20,
             placement: Placement::Host,
             cpu: None,
             handle: notifier_handle,
-            page: SMALL_PAGE,
         };
         self.map_to_gpu(&notifier)?;
 
@@ -440,20 +586,31 @@ impl Device {
             flags: ctxshare_flags::SUBCONTEXT.encode(ctxshare_flags::SUBCONTEXT_ASYNC),
             ..Default::default()
         };
-        let ctxshare = self.rm.alloc(self.channel_group, cls::FERMI_CONTEXT_SHARE_A, Some(&mut cs))?;
+        let ctxshare = self.rm.alloc(
+            self.channel_group,
+            cls::FERMI_CONTEXT_SHARE_A,
+            Some(&mut cs),
+        )?;
 
-        let make = |dev: &mut Self, offset: u64, engine_class: u32| -> Result<RmChannel, NvkError> {
+        let make = |dev: &mut Self,
+                    group: Handle,
+                    ctxshare: Handle,
+                    engine_type: u32,
+                    offset: u64,
+                    engine_class: u32|
+         -> Result<RmChannel, NvkError> {
             let mut p = ChannelAllocParams {
                 h_object_error: notifier.handle,
                 h_object_buffer: area.handle,
                 gp_fifo_offset: area.gpu_va + offset,
                 gp_fifo_entries: entries,
                 h_context_share: ctxshare,
+                engine_type,
                 ..Default::default()
             };
             p.h_userd_memory[0] = area.handle;
             p.userd_offset[0] = offset + ring_bytes;
-            let handle = dev.rm.alloc(dev.channel_group, dev.classes.gpfifo, Some(&mut p))?;
+            let handle = dev.rm.alloc(group, dev.classes.gpfifo, Some(&mut p))?;
             let engine = dev.rm.alloc::<u8>(handle, engine_class, None)?;
             if engine_class == dev.classes.compute {
                 let mut dbg = DebuggerAllocParams {
@@ -461,27 +618,90 @@ impl Device {
                     h_class3d_object: engine,
                     ..Default::default()
                 };
-                dev.debugger = dev.rm.alloc(dev.device, cls::GT200_DEBUGGER, Some(&mut dbg))?;
+                dev.debugger = dev
+                    .rm
+                    .alloc(dev.device, cls::GT200_DEBUGGER, Some(&mut dbg))?;
             }
-            let mut tok = ctrl::WorkSubmitToken { work_submit_token: u32::MAX };
-            dev.rm.control(handle, ctrl::WorkSubmitToken::CMD, &mut tok)?;
-            let base = dev.cpu_va.alloc(0x400_0000, 0x1000)?;
-            let mut rc = sys::UvmRegisterChannelParams::default();
-            rc.gpu_uuid = dev.uuid;
-            rc.rm_ctrl_fd = dev.rm.ctl_fd();
-            rc.h_client = dev.rm.root();
-            rc.h_channel = handle;
-            rc.base = base;
-            rc.length = 0x400_0000;
+            let mut tok = ctrl::WorkSubmitToken {
+                work_submit_token: u32::MAX,
+            };
+            dev.rm
+                .control(handle, ctrl::WorkSubmitToken::CMD, &mut tok)?;
+            let base = va_alloc(true, 0x400_0000, 0x1000)?;
+            let mut rc = sys::UvmRegisterChannelParams {
+                gpu_uuid: dev.uuid,
+                rm_ctrl_fd: dev.rm.ctl_fd(),
+                h_client: dev.rm.root(),
+                h_channel: handle,
+                base,
+                length: 0x400_0000,
+                ..Default::default()
+            };
             dev.uvm.call(&mut rc, "UVM_REGISTER_CHANNEL")?;
-            Ok(RmChannel { handle, token: tok.work_submit_token, ring_offset: offset, entries })
+            Ok(RmChannel {
+                handle,
+                token: tok.work_submit_token,
+                ring_offset: offset,
+                entries,
+            })
         };
         let compute_class = self.classes.compute;
         let copy_class = self.classes.copy;
-        let compute = make(self, 0, compute_class)?;
-        let copy = make(self, slot, copy_class)?;
-        let mut sched = ctrl::GpfifoSchedule { b_enable: 1, b_skip_submit: 0, b_skip_enable: 0 };
-        self.rm.control(self.channel_group, ctrl::GpfifoSchedule::CMD, &mut sched)?;
+        let group = self.channel_group;
+        let compute = make(self, group, ctxshare, 0, 0, compute_class)?;
+        let mut sched = ctrl::GpfifoSchedule {
+            b_enable: 1,
+            b_skip_submit: 0,
+            b_skip_enable: 0,
+        };
+        // The copy channel gets a channel group of its own on an asynchronous copy
+        // engine, so copies run beside kernels instead of taking turns with them in
+        // the graphics group; where no such engine takes it, it joins the graphics
+        // group (as tinygrad's driver always does).
+        let mut copy = None;
+        for ce in [2, 1, 3, 4] {
+            let et = engine_type::copy(ce);
+            let mut cg = ChannelGroupAllocParams {
+                engine_type: et,
+                ..Default::default()
+            };
+            let Ok(g) = self
+                .rm
+                .alloc(self.device, cls::KEPLER_CHANNEL_GROUP_A, Some(&mut cg))
+            else {
+                continue;
+            };
+            let mut cs = CtxShareAllocParams {
+                h_va_space: self.vaspace,
+                flags: ctxshare_flags::SUBCONTEXT.encode(ctxshare_flags::SUBCONTEXT_ASYNC),
+                ..Default::default()
+            };
+            let made = self
+                .rm
+                .alloc(g, cls::FERMI_CONTEXT_SHARE_A, Some(&mut cs))
+                .and_then(|cx| make(self, g, cx, et, slot, copy_class))
+                .and_then(|ch| {
+                    self.rm
+                        .control(g, ctrl::GpfifoSchedule::CMD, &mut sched)
+                        .map(|()| ch)
+                });
+            match made {
+                Ok(ch) => {
+                    self.copy_engine = Some(ce);
+                    copy = Some(ch);
+                    break;
+                }
+                Err(_) => {
+                    let _ = self.rm.free(self.device, g);
+                }
+            }
+        }
+        let copy = match copy {
+            Some(c) => c,
+            None => make(self, group, ctxshare, 0, slot, copy_class)?,
+        };
+        self.rm
+            .control(self.channel_group, ctrl::GpfifoSchedule::CMD, &mut sched)?;
 
         self.channel_area = Some(area);
         self.notifier = Some(notifier);
@@ -494,8 +714,14 @@ impl Device {
 impl Drop for Device {
     fn drop(&mut self) {
         munmap(self.usermode, 0x10000);
+        for (&va, &len) in &self.cpu_maps {
+            if let Some(p) = NonNull::new(va as *mut u8) {
+                munmap(p, len);
+            }
+        }
         // Freeing the RM client (in RmClient's Drop) frees every object; UVM ranges
-        // go with the UVM file.
+        // go with the UVM file. Virtual addresses go back to the process windows
+        // only as buffers are freed: a dropped device's VAs stay reserved.
     }
 }
 
@@ -506,15 +732,33 @@ pub struct Doorbell {
 
 impl nvbare_core::hal::Bar0 for Doorbell {
     fn read32(&self, offset: u32) -> u32 {
-        assert!(offset < 0x10000 && offset % 4 == 0, "usermode offset {offset:#x} out of range");
+        assert!(
+            offset < 0x10000 && offset.is_multiple_of(4),
+            "usermode offset {offset:#x} out of range"
+        );
         // SAFETY: the usermode mapping is 0x10000 bytes and lives as long as the
         // Device; the offset is checked above; MMIO needs volatile access.
-        unsafe { self.base.as_ptr().add(offset as usize).cast::<u32>().read_volatile() }
+        unsafe {
+            self.base
+                .as_ptr()
+                .add(offset as usize)
+                .cast::<u32>()
+                .read_volatile()
+        }
     }
     fn write32(&self, offset: u32, value: u32) {
-        assert!(offset < 0x10000 && offset % 4 == 0, "usermode offset {offset:#x} out of range");
+        assert!(
+            offset < 0x10000 && offset.is_multiple_of(4),
+            "usermode offset {offset:#x} out of range"
+        );
         // SAFETY: as in `read32`.
-        unsafe { self.base.as_ptr().add(offset as usize).cast::<u32>().write_volatile(value) }
+        unsafe {
+            self.base
+                .as_ptr()
+                .add(offset as usize)
+                .cast::<u32>()
+                .write_volatile(value)
+        }
     }
 }
 
@@ -523,9 +767,18 @@ impl nvbare_core::hal::Bar0 for Doorbell {
 fn open_gpu_file(rm: &RmClient, minor: u32) -> Result<File, NvkError> {
     let path: &'static str = Box::leak(format!("/dev/nvidia{minor}").into_boxed_str());
     let f = open_dev(path)?;
-    let mut reg = NvIoctlRegisterFd { ctl_fd: rm.ctl_fd() };
-    sys::ioctl(f.as_raw_fd(), sys::iowr(sys::NV_ESC_REGISTER_FD, size_of_val(&reg)), &mut reg)
-        .map_err(|source| NvkError::Ioctl { op: "register fd", source })?;
+    let mut reg = NvIoctlRegisterFd {
+        ctl_fd: rm.ctl_fd(),
+    };
+    sys::ioctl(
+        f.as_raw_fd(),
+        sys::iowr(sys::NV_ESC_REGISTER_FD, size_of_val(&reg)),
+        &mut reg,
+    )
+    .map_err(|source| NvkError::Ioctl {
+        op: "register fd",
+        source,
+    })?;
     Ok(f)
 }
 
@@ -552,14 +805,26 @@ fn map_rm_object(
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(NvkError::Mmap { what: "usermode region", source: std::io::Error::last_os_error() });
+        return Err(NvkError::Mmap {
+            what: "usermode region",
+            source: std::io::Error::last_os_error(),
+        });
     }
-    NonNull::new(p.cast()).ok_or(NvkError::Mmap { what: "usermode region", source: std::io::Error::other("null") })
+    NonNull::new(p.cast()).ok_or(NvkError::Mmap {
+        what: "usermode region",
+        source: std::io::Error::other("null"),
+    })
 }
 
 fn read_gr_info(rm: &RmClient, subdevice: Handle) -> Result<GrInfo, NvkError> {
     use ctrl::gr_index as ix;
-    let wanted = [ix::LITTER_NUM_GPCS, ix::LITTER_NUM_TPC_PER_GPC, ix::LITTER_NUM_SM_PER_TPC, ix::MAX_WARPS_PER_SM, ix::SM_VERSION];
+    let wanted = [
+        ix::LITTER_NUM_GPCS,
+        ix::LITTER_NUM_TPC_PER_GPC,
+        ix::LITTER_NUM_SM_PER_TPC,
+        ix::MAX_WARPS_PER_SM,
+        ix::SM_VERSION,
+    ];
     let v = ctrl::gr_info(rm, subdevice, &wanted)?;
     let mut g = GrInfo {
         gpcs: v[0],
@@ -569,6 +834,12 @@ fn read_gr_info(rm: &RmClient, subdevice: Handle) -> Result<GrInfo, NvkError> {
         sm_version: v[4],
         sm_count: 0,
     };
-    g.sm_count = ctrl::gr_info(rm, subdevice, &[ix::NUM_SMS]).map(|v| v[0]).unwrap_or(g.gpcs * g.tpcs_per_gpc * g.sms_per_tpc);
+    // Enabled SMs = FP32 cores / FP32 cores per SM (64 on GA100's sm_80, 128 on
+    // every other sm_8x..sm_12x): 16896 / 128 = 132 on the H200.
+    let per_sm = if g.sm_version == 0x800 { 64 } else { 128 };
+    g.sm_count = match ctrl::gr_info(rm, subdevice, &[ix::GPU_CORE_COUNT]) {
+        Ok(v) if v[0] > 0 => v[0] / per_sm,
+        _ => g.gpcs * g.tpcs_per_gpc * g.sms_per_tpc,
+    };
     Ok(g)
 }

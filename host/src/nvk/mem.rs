@@ -6,7 +6,6 @@
 //! (mapped with `MAP_FIXED_NOREPLACE`), as CUDA's unified addressing does: one
 //! number names the buffer on both sides.
 
-use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
 use super::NvkError;
@@ -15,58 +14,12 @@ use super::rm::Handle;
 /// `drf(hi, lo, v)`: `v` placed in bits `hi:lo`, as NVIDIA's `DRF_NUM` does.
 pub(crate) const fn drf(hi: u32, lo: u32, v: u32) -> u32 {
     let width = hi - lo + 1;
-    let mask = if width == 32 { u32::MAX } else { (1u32 << width) - 1 };
+    let mask = if width == 32 {
+        u32::MAX
+    } else {
+        (1u32 << width) - 1
+    };
     (v & mask) << lo
-}
-
-/// A first-fit allocator of GPU virtual addresses inside one window.
-#[derive(Debug)]
-pub struct VaWindow {
-    /// Free ranges: start → length.
-    free: BTreeMap<u64, u64>,
-}
-
-impl VaWindow {
-    /// A window covering `[base, base + len)`.
-    pub fn new(base: u64, len: u64) -> Self {
-        Self { free: BTreeMap::from([(base, len)]) }
-    }
-
-    /// Takes `size` bytes aligned to `align` (a power of two).
-    pub fn alloc(&mut self, size: u64, align: u64) -> Result<u64, NvkError> {
-        let found = self.free.iter().find_map(|(&start, &len)| {
-            let aligned = start.checked_add(align - 1)? & !(align - 1);
-            let end = aligned.checked_add(size)?;
-            (end <= start + len).then_some((start, len, aligned))
-        });
-        let (start, len, aligned) = found.ok_or(NvkError::VaExhausted { size })?;
-        self.free.remove(&start);
-        if aligned > start {
-            self.free.insert(start, aligned - start);
-        }
-        let tail = start + len - (aligned + size);
-        if tail > 0 {
-            self.free.insert(aligned + size, tail);
-        }
-        Ok(aligned)
-    }
-
-    /// Returns `[va, va + size)`, merging with its neighbours.
-    pub fn release(&mut self, va: u64, size: u64) {
-        let (mut start, mut len) = (va, size);
-        if let Some((&p, &plen)) = self.free.range(..va).next_back()
-            && p + plen == va
-        {
-            self.free.remove(&p);
-            start = p;
-            len += plen;
-        }
-        if let Some(&nlen) = self.free.get(&(va + size)) {
-            self.free.remove(&(va + size));
-            len += nlen;
-        }
-        self.free.insert(start, len);
-    }
 }
 
 /// Where a buffer's pages live.
@@ -91,8 +44,6 @@ pub struct Buffer {
     pub cpu: Option<NonNull<u8>>,
     /// The RM memory object.
     pub(crate) handle: Handle,
-    /// Page size used for the mapping.
-    pub(crate) page: u64,
 }
 
 impl Buffer {
@@ -115,9 +66,8 @@ pub(crate) fn mmap_fixed(
     fd: i32,
     what: &'static str,
 ) -> Result<NonNull<u8>, NvkError> {
-    let flags = libc::MAP_SHARED
-        | libc::MAP_FIXED_NOREPLACE
-        | if fd < 0 { libc::MAP_ANONYMOUS } else { 0 };
+    let flags =
+        libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE | if fd < 0 { libc::MAP_ANONYMOUS } else { 0 };
     // SAFETY: a new mapping at an address we reserved for it; MAP_FIXED_NOREPLACE
     // makes the kernel fail rather than replace an existing mapping.
     let p = unsafe {
@@ -131,7 +81,10 @@ pub(crate) fn mmap_fixed(
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(NvkError::Mmap { what, source: std::io::Error::last_os_error() });
+        return Err(NvkError::Mmap {
+            what,
+            source: std::io::Error::last_os_error(),
+        });
     }
     if p as u64 != addr {
         // An old kernel that ignores MAP_FIXED_NOREPLACE placed it elsewhere.
@@ -142,7 +95,10 @@ pub(crate) fn mmap_fixed(
             source: std::io::Error::other(format!("wanted {addr:#x}, kernel chose {p:p}")),
         });
     }
-    NonNull::new(p.cast()).ok_or(NvkError::Mmap { what, source: std::io::Error::other("null") })
+    NonNull::new(p.cast()).ok_or(NvkError::Mmap {
+        what,
+        source: std::io::Error::other("null"),
+    })
 }
 
 /// Unmaps a mapping made by [`mmap_fixed`] or [`mmap_any`].
@@ -154,20 +110,6 @@ pub(crate) fn munmap(p: NonNull<u8>, len: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn va_window_aligns_reuses_and_merges() {
-        let mut w = VaWindow::new(0x1000, 0x10_0000);
-        let a = w.alloc(0x1000, 0x1000).unwrap();
-        let b = w.alloc(0x2000, 0x10000).unwrap();
-        assert_eq!(a, 0x1000);
-        assert_eq!(b, 0x10000);
-        w.release(a, 0x1000);
-        w.release(b, 0x2000);
-        assert_eq!(w.free.len(), 1, "all ranges merge back: {:?}", w.free);
-        assert_eq!(w.free.get(&0x1000), Some(&0x10_0000));
-        assert!(matches!(w.alloc(0x20_0000, 0x1000), Err(NvkError::VaExhausted { .. })));
-    }
 
     #[test]
     fn drf_places_fields() {

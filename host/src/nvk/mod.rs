@@ -5,7 +5,10 @@
 
 pub mod ctrl;
 pub mod device;
+pub mod fault;
+pub mod gpu;
 pub mod mem;
+pub mod pool;
 pub mod rm;
 pub mod sys;
 pub mod uvm;
@@ -22,9 +25,15 @@ pub enum NvkError {
         "{path}: {source}; is NVIDIA's kernel driver loaded (nvidia.ko, nvidia-uvm.ko)? \
          Use --backend vfio or --backend sim on machines without it"
     )]
-    NoDriver { path: &'static str, source: std::io::Error },
+    NoDriver {
+        path: &'static str,
+        source: std::io::Error,
+    },
     #[error("{op}: ioctl failed: {source}")]
-    Ioctl { op: &'static str, source: std::io::Error },
+    Ioctl {
+        op: &'static str,
+        source: std::io::Error,
+    },
     #[error("{op}: RM returned {status}")]
     Rm { op: &'static str, status: NvStatus },
     #[error("RM alloc of class {class:#06x} failed: {status}")]
@@ -34,9 +43,12 @@ pub enum NvkError {
     #[error("no GPU at index {index}: the kernel driver lists {count}")]
     NoSuchGpu { index: usize, count: usize },
     #[error("mmap of {what} failed: {source}")]
-    Mmap { what: &'static str, source: std::io::Error },
-    #[error("GPU virtual address space exhausted allocating {size:#x} bytes")]
-    VaExhausted { size: u64 },
+    Mmap {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("GPU virtual address space: {0}")]
+    Va(String),
     #[error("the GPU offers none of the {what} classes nvbare knows ({known}); chip not supported")]
     NoClass { what: &'static str, known: String },
     #[error("{0}")]

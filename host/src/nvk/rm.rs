@@ -10,8 +10,8 @@ use nvbare_gsp::rm::nvos::{
 use nvbare_gsp::rm::status::NvStatus;
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::sys::{self, NvIoctlNvos02ParametersWithFd, NvIoctlNvos33ParametersWithFd};
 use super::NvkError;
+use super::sys::{self, NvIoctlNvos02ParametersWithFd, NvIoctlNvos33ParametersWithFd};
 
 /// An RM object handle.
 pub type Handle = u32;
@@ -23,7 +23,10 @@ pub struct RmClient {
 }
 
 fn rm_error(op: &'static str, status: u32) -> NvkError {
-    NvkError::Rm { op, status: NvStatus(status) }
+    NvkError::Rm {
+        op,
+        status: NvStatus(status),
+    }
 }
 
 impl RmClient {
@@ -31,8 +34,10 @@ impl RmClient {
     pub fn open() -> Result<Self, NvkError> {
         let ctl = super::open_dev("/dev/nvidiactl")?;
         let mut client = Self { ctl, root: 0 };
-        let mut p = AllocParams::default();
-        p.h_class = nvbare_gsp::rm::classes::NV01_ROOT_CLIENT;
+        let mut p = AllocParams {
+            h_class: nvbare_gsp::rm::classes::NV01_ROOT_CLIENT,
+            ..Default::default()
+        };
         client.ioctl(escape::RM_ALLOC, &mut p, "alloc root client")?;
         if p.status != 0 {
             return Err(rm_error("alloc root client", p.status));
@@ -70,27 +75,34 @@ impl RmClient {
         class: u32,
         params: Option<&mut P>,
     ) -> Result<Handle, NvkError> {
-        let mut p = AllocParams::default();
-        p.h_root = self.root;
-        p.h_object_parent = parent;
-        p.h_class = class;
+        let mut p = AllocParams {
+            h_root: self.root,
+            h_object_parent: parent,
+            h_class: class,
+            ..Default::default()
+        };
         if let Some(params) = params {
             p.p_alloc_parms = params as *mut P as u64;
             p.params_size = size_of::<P>() as u32;
         }
         self.ioctl(escape::RM_ALLOC, &mut p, "alloc")?;
         if p.status != 0 {
-            return Err(NvkError::RmAlloc { class, status: NvStatus(p.status) });
+            return Err(NvkError::RmAlloc {
+                class,
+                status: NvStatus(p.status),
+            });
         }
         Ok(p.h_object_new)
     }
 
     /// Frees `object` (`escape::RM_FREE`, `NVOS00_PARAMETERS`).
     pub fn free(&self, parent: Handle, object: Handle) -> Result<(), NvkError> {
-        let mut p = FreeParams::default();
-        p.h_root = self.root;
-        p.h_object_parent = parent;
-        p.h_object_old = object;
+        let mut p = FreeParams {
+            h_root: self.root,
+            h_object_parent: parent,
+            h_object_old: object,
+            ..Default::default()
+        };
         self.ioctl(escape::RM_FREE, &mut p, "free")?;
         if p.status != 0 {
             return Err(rm_error("free", p.status));
@@ -105,15 +117,20 @@ impl RmClient {
         cmd: u32,
         params: &mut P,
     ) -> Result<(), NvkError> {
-        let mut p = ControlParams::default();
-        p.h_client = self.root;
-        p.h_object = object;
-        p.cmd = cmd;
-        p.params = params as *mut P as u64;
-        p.params_size = size_of::<P>() as u32;
+        let mut p = ControlParams {
+            h_client: self.root,
+            h_object: object,
+            cmd,
+            params: params as *mut P as u64,
+            params_size: size_of::<P>() as u32,
+            ..Default::default()
+        };
         self.ioctl(escape::RM_CONTROL, &mut p, "control")?;
         if p.status != 0 {
-            return Err(NvkError::RmControl { cmd, status: NvStatus(p.status) });
+            return Err(NvkError::RmControl {
+                cmd,
+                status: NvStatus(p.status),
+            });
         }
         Ok(())
     }
@@ -130,7 +147,10 @@ impl RmClient {
         cpu: *mut u8,
         len: u64,
     ) -> Result<Handle, NvkError> {
-        let mut w = NvIoctlNvos02ParametersWithFd { fd: -1, ..Default::default() };
+        let mut w = NvIoctlNvos02ParametersWithFd {
+            fd: -1,
+            ..Default::default()
+        };
         w.params.h_root = self.root;
         w.params.h_object_parent = parent;
         w.params.h_object_new = handle;
@@ -138,8 +158,15 @@ impl RmClient {
         w.params.flags = flags;
         w.params.p_memory = cpu as u64;
         w.params.limit = len - 1;
-        sys::ioctl(dev_fd, sys::iowr(escape::RM_ALLOC_MEMORY, size_of_val(&w)), &mut w)
-            .map_err(|source| NvkError::Ioctl { op: "alloc os descriptor", source })?;
+        sys::ioctl(
+            dev_fd,
+            sys::iowr(escape::RM_ALLOC_MEMORY, size_of_val(&w)),
+            &mut w,
+        )
+        .map_err(|source| NvkError::Ioctl {
+            op: "alloc os descriptor",
+            source,
+        })?;
         if w.params.status != 0 {
             return Err(rm_error("register host memory", w.params.status));
         }
@@ -156,7 +183,10 @@ impl RmClient {
         len: u64,
         flags: u32,
     ) -> Result<(), NvkError> {
-        let mut w = NvIoctlNvos33ParametersWithFd { fd: dev_fd, ..Default::default() };
+        let mut w = NvIoctlNvos33ParametersWithFd {
+            fd: dev_fd,
+            ..Default::default()
+        };
         w.params.h_client = self.root;
         w.params.h_device = device;
         w.params.h_memory = memory;
@@ -180,14 +210,16 @@ impl RmClient {
         flags: u32,
         gpu_va: u64,
     ) -> Result<u64, NvkError> {
-        let mut p = MapMemoryDmaParamsV580::default();
-        p.h_client = self.root;
-        p.h_device = device;
-        p.h_dma = dma;
-        p.h_memory = memory;
-        p.length = len;
-        p.flags = flags;
-        p.dma_offset = gpu_va;
+        let mut p = MapMemoryDmaParamsV580 {
+            h_client: self.root,
+            h_device: device,
+            h_dma: dma,
+            h_memory: memory,
+            length: len,
+            flags,
+            dma_offset: gpu_va,
+            ..Default::default()
+        };
         self.ioctl(escape::RM_MAP_MEMORY_DMA, &mut p, "map memory dma")?;
         if p.status != 0 {
             return Err(rm_error("map memory into GPU VA", p.status));
@@ -199,10 +231,12 @@ impl RmClient {
 impl Drop for RmClient {
     fn drop(&mut self) {
         // Freeing the root client frees every object under it.
-        let mut p = FreeParams::default();
-        p.h_root = self.root;
-        p.h_object_parent = self.root;
-        p.h_object_old = self.root;
+        let mut p = FreeParams {
+            h_root: self.root,
+            h_object_parent: self.root,
+            h_object_old: self.root,
+            ..Default::default()
+        };
         let _ = self.ioctl(escape::RM_FREE, &mut p, "free root client");
     }
 }

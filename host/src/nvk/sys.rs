@@ -276,10 +276,18 @@ uvm_params!(
 ///
 /// Returns the OS error when the ioctl itself fails; the RM status inside the
 /// block is the caller's to check.
-pub fn ioctl<T: IntoBytes + FromBytes>(fd: RawFd, request: u64, arg: &mut T) -> std::io::Result<()> {
+pub fn ioctl<T: IntoBytes + FromBytes>(
+    fd: RawFd,
+    request: u64,
+    arg: &mut T,
+) -> std::io::Result<()> {
     // SAFETY: `arg` is a live, exclusively borrowed plain-data block whose size is
     // the one the request encodes (or the UVM command expects); the kernel reads
     // and writes only within it for the duration of the call.
     let rc = unsafe { libc::ioctl(fd, request as _, arg as *mut T as *mut libc::c_void) };
-    if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
+    if rc < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }

@@ -20,10 +20,15 @@ impl Uvm {
     /// from a second descriptor, as CUDA does; its failure is tolerated, as CUDA
     /// tolerates it).
     pub fn open() -> Result<Self, NvkError> {
-        let uvm = Self { file: super::open_dev("/dev/nvidia-uvm")? };
+        let uvm = Self {
+            file: super::open_dev("/dev/nvidia-uvm")?,
+        };
         uvm.call(&mut sys::UvmInitializeParams::default(), "UVM_INITIALIZE")?;
         let second = super::open_dev("/dev/nvidia-uvm")?;
-        let mut mm = sys::UvmMmInitializeParams { uvm_fd: uvm.fd(), rm_status: 0 };
+        let mut mm = sys::UvmMmInitializeParams {
+            uvm_fd: uvm.fd(),
+            rm_status: 0,
+        };
         let _ = sys::ioctl(second.as_raw_fd(), sys::UvmMmInitializeParams::CMD, &mut mm);
         // `second` must stay open for the MM to stay attached: keep it with the process.
         std::mem::forget(second);
@@ -40,13 +45,20 @@ impl Uvm {
         sys::ioctl(self.fd(), P::CMD, params).map_err(|source| NvkError::Ioctl { op, source })?;
         match params.rm_status() {
             0 => Ok(()),
-            s => Err(NvkError::Rm { op, status: NvStatus(s) }),
+            s => Err(NvkError::Rm {
+                op,
+                status: NvStatus(s),
+            }),
         }
     }
 
     /// Reserves `[base, base+length)` of the GPU VA space for RM allocations.
     pub fn create_external_range(&self, base: u64, length: u64) -> Result<(), NvkError> {
-        let mut p = sys::UvmCreateExternalRangeParams { base, length, ..Default::default() };
+        let mut p = sys::UvmCreateExternalRangeParams {
+            base,
+            length,
+            ..Default::default()
+        };
         self.call(&mut p, "UVM_CREATE_EXTERNAL_RANGE")
     }
 
@@ -79,7 +91,11 @@ impl Uvm {
 
     /// Unmaps and releases the external range at `base`.
     pub fn free(&self, base: u64, length: u64) -> Result<(), NvkError> {
-        let mut p = sys::UvmFreeParams { base, length, ..Default::default() };
+        let mut p = sys::UvmFreeParams {
+            base,
+            length,
+            ..Default::default()
+        };
         self.call(&mut p, "UVM_FREE")
     }
 }

@@ -1,0 +1,268 @@
+//! `nvbare bench`: the kernel-driver backend measured the way
+//! `shared/bench/cuda_base.cu` measures CUDA (same counts, medians of 5), so the
+//! two can be set side by side from one device run.
+
+use std::time::Instant;
+
+use crate::nvk::NvkError;
+use crate::nvk::gpu::Gpu;
+use crate::nvk::mem::Placement;
+
+/// The cubin with the benchmark kernels (see `host/data/build.sh`).
+pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin");
+
+/// One run's figures, named as `cuda_base --json` names them.
+#[derive(Debug, Default, Clone)]
+pub struct Figures {
+    pub launch_roundtrip_us: f64,
+    pub launch_async_us: f64,
+    pub launch_batched_us: f64,
+    pub h2d_gbps: f64,
+    pub d2h_gbps: f64,
+    pub d2d_ce_gbps: f64,
+    pub d2d_sm_gbps: f64,
+    pub d2d_both_gbps: f64,
+    pub alloc_free_2mib_us: f64,
+    pub alloc_free_2mib_pool_us: f64,
+    pub alloc_free_1gib_us: f64,
+}
+
+fn median5(mut f: impl FnMut() -> Result<f64, NvkError>) -> Result<f64, NvkError> {
+    let mut v = Vec::with_capacity(5);
+    for _ in 0..5 {
+        v.push(f()?);
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v[2])
+}
+
+/// Runs every benchmark on `gpu` (`launch_only`: just the launch figures).
+pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
+    let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
+    let copy16 = gpu.load(
+        BENCH_CUBIN,
+        &std::env::var("NVBARE_D2D_KERNEL").unwrap_or_else(|_| "copy16".into()),
+    )?;
+    // Warm up for half a second of back-to-back launches, so the GPU has left its
+    // idle clocks before anything is timed (cuda_base, run right after, inherits
+    // the same warm GPU).
+    let warm = Instant::now();
+    while warm.elapsed().as_millis() < 500 {
+        for _ in 0..1000 {
+            gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
+        }
+        gpu.sync()?;
+    }
+    const N: u32 = 20_000;
+    let mut f = Figures {
+        launch_roundtrip_us: median5(|| {
+            let t = Instant::now();
+            for _ in 0..N {
+                let v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
+                gpu.wait_compute(v)?;
+            }
+            Ok(t.elapsed().as_secs_f64() / f64::from(N) * 1e6)
+        })?,
+        ..Default::default()
+    };
+    f.launch_async_us = median5(|| {
+        let t = Instant::now();
+        let mut v = 0;
+        for _ in 0..N {
+            v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
+        }
+        gpu.wait_compute(v)?;
+        Ok(t.elapsed().as_secs_f64() / f64::from(N) * 1e6)
+    })?;
+    f.launch_batched_us = median5(|| {
+        let t = Instant::now();
+        let v = gpu.launch_many(&empty, [1, 1, 1], [1, 1, 1], &[], 1000)?;
+        gpu.wait_compute(v)?;
+        Ok(t.elapsed().as_secs_f64() / 1000.0 * 1e6)
+    })?;
+
+    if launch_only {
+        return Ok(f);
+    }
+    let size: u64 = 1 << 30;
+    let host = gpu.alloc(size, Placement::Host, true)?;
+    let d0 = gpu.alloc(size, Placement::Vram, false)?;
+    let d1 = gpu.alloc(size, Placement::Vram, false)?;
+    // SAFETY: `host` is a live CPU mapping of `size` bytes; nothing else uses it yet.
+    unsafe { std::ptr::write_bytes(host.cpu_ptr()?, 1, size as usize) };
+    let gbps = |t: Instant| size as f64 / t.elapsed().as_secs_f64() / 1e9;
+    let timed_copy = |gpu: &mut Gpu, dst: u64, src: u64| -> Result<f64, NvkError> {
+        let t = Instant::now();
+        let v = gpu.copy(dst, src, size)?;
+        gpu.wait_copy(v)?;
+        Ok(gbps(t))
+    };
+    f.h2d_gbps = median5(|| timed_copy(gpu, d0.gpu_va, host.gpu_va))?;
+    f.d2h_gbps = median5(|| timed_copy(gpu, host.gpu_va, d0.gpu_va))?;
+    f.d2d_ce_gbps = median5(|| timed_copy(gpu, d1.gpu_va, d0.gpu_va))?;
+    let n16 = size / 16;
+    let mut params = Vec::new();
+    params.extend_from_slice(&d0.gpu_va.to_le_bytes());
+    params.extend_from_slice(&d1.gpu_va.to_le_bytes());
+    params.extend_from_slice(&n16.to_le_bytes());
+    let sms = gpu.dev.gr.sm_count.max(1);
+    let (blocks_per_sm, threads) = d2d_shape();
+    f.d2d_sm_gbps = median5(|| {
+        let t = Instant::now();
+        let v = gpu.launch(
+            &copy16,
+            [sms * blocks_per_sm, 1, 1],
+            [threads, 1, 1],
+            &params,
+        )?;
+        gpu.wait_compute(v)?;
+        Ok(gbps(t))
+    })?;
+    // Both engines at once: the SM kernel copies most of it while the copy
+    // engine takes a slice sized to its share of the bandwidth.
+    let ce_part = (size as f64 * ce_share()) as u64 / 4096 * 4096;
+    let sm_part = size - ce_part;
+    let mut split_params = Vec::new();
+    split_params.extend_from_slice(&d0.gpu_va.to_le_bytes());
+    split_params.extend_from_slice(&d1.gpu_va.to_le_bytes());
+    split_params.extend_from_slice(&(sm_part / 16).to_le_bytes());
+    f.d2d_both_gbps = median5(|| {
+        let t = Instant::now();
+        let c = gpu.copy(d1.gpu_va + sm_part, d0.gpu_va + sm_part, ce_part)?;
+        let v = gpu.launch(
+            &copy16,
+            [sms * blocks_per_sm, 1, 1],
+            [threads, 1, 1],
+            &split_params,
+        )?;
+        gpu.wait_compute(v)?;
+        gpu.wait_copy(c)?;
+        Ok(gbps(t))
+    })?;
+    gpu.free(host);
+    gpu.free(d0);
+    gpu.free(d1);
+
+    f.alloc_free_2mib_us = median5(|| {
+        let t = Instant::now();
+        for _ in 0..200 {
+            let b = gpu.alloc(2 << 20, Placement::Vram, false)?;
+            gpu.free(b);
+        }
+        Ok(t.elapsed().as_secs_f64() / 200.0 * 1e6)
+    })?;
+    f.alloc_free_2mib_pool_us = median5(|| {
+        let t = Instant::now();
+        for _ in 0..200 {
+            let b = gpu.pool_alloc(2 << 20)?;
+            gpu.pool_free(b);
+        }
+        Ok(t.elapsed().as_secs_f64() / 200.0 * 1e6)
+    })?;
+    f.alloc_free_1gib_us = median5(|| {
+        let t = Instant::now();
+        for _ in 0..5 {
+            let b = gpu.alloc(1 << 30, Placement::Vram, false)?;
+            gpu.free(b);
+        }
+        Ok(t.elapsed().as_secs_f64() / 5.0 * 1e6)
+    })?;
+    Ok(f)
+}
+
+/// The copy engine's share of a combined device-to-device copy
+/// (`NVBARE_CE_SHARE`, default 0.045: about 94 of 2050 GB/s on the H200).
+fn ce_share() -> f64 {
+    std::env::var("NVBARE_CE_SHARE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.045)
+}
+
+/// Blocks per SM and threads per block of the SM copy kernel
+/// (`NVBARE_D2D=BLOCKS_PER_SM,THREADS` overrides the default 8,512).
+fn d2d_shape() -> (u32, u32) {
+    std::env::var("NVBARE_D2D")
+        .ok()
+        .and_then(|s| {
+            let (a, b) = s.split_once(',')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or((8, 512))
+}
+
+impl Figures {
+    /// One JSON object, keys as `cuda_base --json` plus nvbare's extra figures.
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"launch_roundtrip_us\":{:.3},\"launch_async_us\":{:.3},\"launch_batched_us\":{:.3},\
+             \"h2d_GBps\":{:.2},\"d2h_GBps\":{:.2},\"d2d_GBps\":{:.2},\"d2d_ce_GBps\":{:.2},\"d2d_sm_GBps\":{:.2},\"d2d_both_GBps\":{:.2},\
+             \"alloc_free_2MiB_us\":{:.2},\"alloc_free_2MiB_pool_us\":{:.3},\"alloc_free_1GiB_us\":{:.2}}}",
+            self.launch_roundtrip_us,
+            self.launch_async_us,
+            self.launch_batched_us,
+            self.h2d_gbps,
+            self.d2h_gbps,
+            self.d2d_ce_gbps
+                .max(self.d2d_sm_gbps)
+                .max(self.d2d_both_gbps),
+            self.d2d_ce_gbps,
+            self.d2d_sm_gbps,
+            self.d2d_both_gbps,
+            self.alloc_free_2mib_us,
+            self.alloc_free_2mib_pool_us,
+            self.alloc_free_1gib_us
+        )
+    }
+
+    /// The human-readable table.
+    pub fn to_table(&self) -> String {
+        [
+            format!(
+                "empty kernel launch + completion round trip  {:8.3} us",
+                self.launch_roundtrip_us
+            ),
+            format!(
+                "empty kernel, async launches, per launch     {:8.3} us",
+                self.launch_async_us
+            ),
+            format!(
+                "empty kernel, 1000 in one submission, each   {:8.3} us",
+                self.launch_batched_us
+            ),
+            format!(
+                "1 GiB H2D pinned (copy engine)               {:8.2} GB/s",
+                self.h2d_gbps
+            ),
+            format!(
+                "1 GiB D2H pinned (copy engine)               {:8.2} GB/s",
+                self.d2h_gbps
+            ),
+            format!(
+                "1 GiB D2D copy engine (bytes copied)         {:8.2} GB/s",
+                self.d2d_ce_gbps
+            ),
+            format!(
+                "1 GiB D2D SM copy kernel (bytes copied)      {:8.2} GB/s",
+                self.d2d_sm_gbps
+            ),
+            format!(
+                "1 GiB D2D kernel + copy engine together      {:8.2} GB/s",
+                self.d2d_both_gbps
+            ),
+            format!(
+                "alloc+map+free 2 MiB (RM + UVM)              {:8.2} us",
+                self.alloc_free_2mib_us
+            ),
+            format!(
+                "alloc+map+free 2 MiB (sub-allocator)         {:8.3} us",
+                self.alloc_free_2mib_pool_us
+            ),
+            format!(
+                "alloc+map+free 1 GiB (RM + UVM)              {:8.2} us",
+                self.alloc_free_1gib_us
+            ),
+        ]
+        .join("\n")
+    }
+}

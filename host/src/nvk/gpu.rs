@@ -1,0 +1,665 @@
+//! A GPU ready for work on the kernel-driver path: the [`Device`]'s channels
+//! wrapped in `nvbare-core`'s submission code, timeline semaphores in host
+//! memory, an arena for per-launch QMDs and constant buffers, and the
+//! operations a user calls: allocate, copy, load a kernel, launch, wait.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use nvbare_core::compute::{self, ComputeSetup, LocalMemory, PcasAction};
+use nvbare_core::copy;
+use nvbare_core::cubin::{Cubin, Kernel as CubinKernel, ModuleImage};
+use nvbare_core::gpfifo::{Channel, GpFifo, USERMODE_DOORBELL};
+use nvbare_core::hal::Clock;
+use nvbare_core::launch::{self, ComputeContext, LaunchConfig};
+use nvbare_core::push::PushBuffer;
+use nvbare_core::qmd::{ConstantBuffer, QmdVersion};
+use nvbare_core::sem::{self, Semaphore};
+use nvbare_core::shared::SharedMem;
+
+use super::NvkError;
+use super::device::{Device, Doorbell, LOCAL_MEM_WINDOW, SHARED_MEM_WINDOW};
+use super::mem::{Buffer, Placement};
+use super::pool::{Pool, PoolBuffer};
+
+/// `std::time` as the core's clock.
+#[derive(Clone, Copy, Debug)]
+pub struct StdClock(Instant);
+
+impl StdClock {
+    pub fn new() -> Self {
+        Self(Instant::now())
+    }
+}
+
+impl Default for StdClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for StdClock {
+    fn now_ns(&self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+    fn delay_ns(&self, ns: u64) {
+        let end = self.now_ns() + ns;
+        while self.now_ns() < end {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// How long any wait may last before it is reported as a stall.
+pub const TIMEOUT_NS: u64 = 10_000_000_000;
+const RING_ENTRIES: u32 = 0x4000;
+const COMPUTE_PB: u64 = 8 << 20;
+const COPY_PB: u64 = 2 << 20;
+const ARENA: u64 = 64 << 20;
+
+fn shared(buf: &Buffer, offset: u64, len: u64) -> Result<SharedMem, NvkError> {
+    let p = buf.cpu_ptr()?;
+    assert!(offset + len <= buf.size);
+    // SAFETY: `buf` stays mapped for as long as the Gpu that owns it; the range is
+    // inside the mapping (asserted above).
+    Ok(unsafe { SharedMem::from_raw(p.add(offset as usize), len as usize, buf.gpu_va + offset) })
+}
+
+fn sub(e: impl std::fmt::Display) -> NvkError {
+    NvkError::Submit(e.to_string())
+}
+
+/// A kernel ready to launch: its module image in video memory plus the
+/// cubin's description of it.
+#[derive(Debug)]
+pub struct Kernel {
+    /// The cubin's record (borrows the cubin bytes, which a loaded module keeps
+    /// for the life of the process).
+    pub info: CubinKernel<'static>,
+    image: ModuleImage,
+    /// Keeps the code mapped while the kernel exists.
+    _code: Buffer,
+    /// The last launch's QMD and bank 0, reused when the next launch has the
+    /// same shape (building a QMD from scratch costs about a microsecond).
+    template: RefCell<Option<Template>>,
+}
+
+/// A launch shape and the QMD / bank 0 it produced.
+#[derive(Debug, Clone)]
+struct Template {
+    grid: [u32; 3],
+    block: [u32; 3],
+    local: u32,
+    qmd: nvbare_core::qmd::Qmd,
+    cbuf0: Vec<u8>,
+}
+
+/// Per-launch QMD choices that trade safety margins for latency; the defaults
+/// are the conservative ones. `NVBARE_TUNE=membar=N,inval=0|1,pcas=N,chain=0|1`
+/// overrides them (for measuring; see BENCHMARKS.md).
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchTuning {
+    /// `CWD_MEMBAR_TYPE`: 0 none, 1 L1 + sysmembar (default), 3 L1 + GPU membar.
+    pub membar: u64,
+    /// Invalidate the SM's texture/data caches at every grid start (default).
+    pub invalidate: bool,
+    /// PCAS action that starts a QMD.
+    pub pcas: PcasAction,
+    /// In `launch_many`, chain each QMD to the next instead of one PCAS each.
+    pub chain: bool,
+}
+
+impl Default for LaunchTuning {
+    fn default() -> Self {
+        Self {
+            membar: 1,
+            invalidate: true,
+            pcas: PcasAction::PrefetchSchedule,
+            chain: false,
+        }
+    }
+}
+
+impl LaunchTuning {
+    /// The defaults with `NVBARE_TUNE`'s overrides applied.
+    pub fn from_env() -> Self {
+        let mut t = Self::default();
+        let Ok(spec) = std::env::var("NVBARE_TUNE") else {
+            return t;
+        };
+        for kv in spec.split(',') {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, "1"));
+            let n: u64 = v.parse().unwrap_or(1);
+            match k {
+                "membar" => t.membar = n,
+                "inval" => t.invalidate = n != 0,
+                "pcas" => {
+                    t.pcas = match n {
+                        3 => PcasAction::InvalidateCopySchedule,
+                        10 => PcasAction::InvalidatePrefetchCopySchedule,
+                        _ => PcasAction::PrefetchSchedule,
+                    }
+                }
+                "chain" => t.chain = n != 0,
+                _ => {}
+            }
+        }
+        t
+    }
+}
+
+/// A per-launch arena: a ring of QMD + cbuf0 slots, reused once the timeline
+/// value that last used them has passed.
+struct Arena {
+    buf: Buffer,
+    head: u64,
+    live: VecDeque<(u64, u64, u64)>, // (start, end, timeline value)
+}
+
+/// One launch's QMD and constant bank 0, and the arena slot they go to.
+struct Slot {
+    at: u64,
+    qmd_va: u64,
+    qmd: nvbare_core::qmd::Qmd,
+    cbuf0: Vec<u8>,
+    qmd_len: u64,
+}
+
+/// The GPU.
+pub struct Gpu {
+    pub dev: Device,
+    doorbell: Doorbell,
+    clock: StdClock,
+    compute: Channel,
+    copy: Channel,
+    /// Host-memory page with the timelines and progress semaphores.
+    _sync_page: Buffer,
+    compute_timeline: Semaphore,
+    copy_timeline: Semaphore,
+    pub compute_value: u64,
+    pub copy_value: u64,
+    arena: Arena,
+    qmd_version: QmdVersion,
+    local: Option<(Buffer, u32)>,
+    pool: Pool,
+    /// QMD choices for launches.
+    pub tuning: LaunchTuning,
+    _pbs: Vec<Buffer>,
+}
+
+impl Gpu {
+    /// Opens GPU `index`, creates its channels and runs the one-time setup.
+    pub fn open(index: usize) -> Result<Self, NvkError> {
+        let mut dev = Device::open(index)?;
+        dev.create_channels(RING_ENTRIES)?;
+        let qmd_version = QmdVersion::for_compute_class(dev.classes.compute).ok_or_else(|| {
+            sub(format!(
+                "no QMD layout for compute class {:#x}",
+                dev.classes.compute
+            ))
+        })?;
+
+        let sync_page = dev.alloc(0x1000, Placement::Host, true)?;
+        let compute_pb = dev.alloc(COMPUTE_PB, Placement::Vram, true)?;
+        let copy_pb = dev.alloc(COPY_PB, Placement::Vram, true)?;
+        let arena = dev.alloc(ARENA, Placement::Vram, true)?;
+
+        let area = dev.channel_area.as_ref().expect("channels created");
+        let make_fifo = |label, ch: &super::device::RmChannel| -> Result<GpFifo, NvkError> {
+            let ring_len = u64::from(ch.entries) * 8;
+            let ring = shared(area, ch.ring_offset, ring_len)?;
+            let userd = shared(area, ch.ring_offset + ring_len, 0x200)?;
+            GpFifo::new(label, ring, userd, ch.entries, ch.token, USERMODE_DOORBELL).map_err(sub)
+        };
+        let cfifo = make_fifo("compute", dev.compute.as_ref().expect("compute channel"))?;
+        let xfifo = make_fifo("copy", dev.copy.as_ref().expect("copy channel"))?;
+        let sem_at = |off| -> Result<Semaphore, NvkError> {
+            Semaphore::new(shared(&sync_page, off, 16)?).map_err(sub)
+        };
+        let compute = Channel::new(cfifo, shared(&compute_pb, 0, COMPUTE_PB)?, sem_at(0x100)?);
+        let copy = Channel::new(xfifo, shared(&copy_pb, 0, COPY_PB)?, sem_at(0x180)?);
+        let compute_timeline = sem_at(0)?;
+        let copy_timeline = sem_at(0x40)?;
+        compute_timeline.signal_from_cpu(0);
+        copy_timeline.signal_from_cpu(0);
+
+        let doorbell = dev.doorbell();
+        let mut gpu = Self {
+            dev,
+            doorbell,
+            clock: StdClock::new(),
+            compute,
+            copy,
+            _sync_page: sync_page,
+            compute_timeline,
+            copy_timeline,
+            compute_value: 0,
+            copy_value: 0,
+            arena: Arena {
+                buf: arena,
+                head: 0,
+                live: VecDeque::new(),
+            },
+            qmd_version,
+            local: None,
+            pool: Pool::default(),
+            tuning: LaunchTuning::from_env(),
+            _pbs: vec![compute_pb, copy_pb],
+        };
+        gpu.setup_engines()?;
+        Ok(gpu)
+    }
+
+    fn setup_engines(&mut self) -> Result<(), NvkError> {
+        let mut pb = PushBuffer::new();
+        compute::setup(
+            &mut pb,
+            &ComputeSetup {
+                compute_class: self.dev.classes.compute,
+                shared_window: SHARED_MEM_WINDOW,
+                local_window: LOCAL_MEM_WINDOW,
+            },
+        )
+        .map_err(sub)?;
+        self.submit_compute(pb)?;
+        let mut pb = PushBuffer::new();
+        pb.set_object(nvbare_core::push::Subchannel::COPY, self.dev.classes.copy)
+            .map_err(sub)?;
+        self.submit_copy(pb)?;
+        self.sync()
+    }
+
+    /// Submits `pb` on the compute channel followed by a timeline release;
+    /// returns the timeline value that marks its completion.
+    pub fn submit_compute(&mut self, mut pb: PushBuffer) -> Result<u64, NvkError> {
+        self.compute_value += 1;
+        sem::host_release(
+            &mut pb,
+            self.compute_timeline.gpu_va(),
+            self.compute_value,
+            sem::HostRelease::AFTER_IDLE,
+        )
+        .map_err(sub)?;
+        self.compute
+            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)
+            .map_err(sub)?;
+        Ok(self.compute_value)
+    }
+
+    /// Submits `pb` on the copy channel followed by a copy-engine release.
+    pub fn submit_copy(&mut self, mut pb: PushBuffer) -> Result<u64, NvkError> {
+        self.copy_value += 1;
+        copy::release_semaphore(&mut pb, self.copy_timeline.gpu_va(), self.copy_value, true)
+            .map_err(sub)?;
+        self.copy
+            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)
+            .map_err(sub)?;
+        Ok(self.copy_value)
+    }
+
+    /// Waits for the compute timeline to reach `value`.
+    pub fn wait_compute(&self, value: u64) -> Result<(), NvkError> {
+        self.wait_compute_for(value, TIMEOUT_NS)
+    }
+
+    /// Waits up to `timeout_ns` for the compute timeline to reach `value`; a
+    /// timeout reports what faulted, if anything did.
+    pub fn wait_compute_for(&self, value: u64, timeout_ns: u64) -> Result<(), NvkError> {
+        self.compute_timeline
+            .wait(value, &self.clock, timeout_ns, self.compute.fifo())
+            .map_err(|e| self.stalled(e))
+    }
+
+    /// Waits for the copy timeline to reach `value`.
+    pub fn wait_copy(&self, value: u64) -> Result<(), NvkError> {
+        self.copy_timeline
+            .wait(value, &self.clock, TIMEOUT_NS, self.copy.fifo())
+            .map_err(|e| self.stalled(e))
+    }
+
+    fn stalled(&self, e: impl std::fmt::Display) -> NvkError {
+        match super::fault::report(&self.dev) {
+            Some(report) => NvkError::Submit(format!("{report} (then: {e})")),
+            None => sub(e),
+        }
+    }
+
+    /// Waits for all submitted work.
+    pub fn sync(&self) -> Result<(), NvkError> {
+        self.wait_compute(self.compute_value)?;
+        self.wait_copy(self.copy_value)
+    }
+
+    /// The compute timeline's current value (one read of host memory).
+    pub fn compute_done(&self) -> u64 {
+        self.compute_timeline.value()
+    }
+
+    /// Copies `len` bytes between GPU virtual addresses on the copy engine.
+    pub fn copy(&mut self, dst: u64, src: u64, len: u64) -> Result<u64, NvkError> {
+        let mut pb = PushBuffer::new();
+        copy::copy_linear(&mut pb, dst, src, len).map_err(sub)?;
+        self.submit_copy(pb)
+    }
+
+    /// Allocates GPU-visible memory.
+    pub fn alloc(
+        &mut self,
+        size: u64,
+        placement: Placement,
+        cpu_access: bool,
+    ) -> Result<Buffer, NvkError> {
+        self.dev.alloc(size, placement, cpu_access)
+    }
+
+    /// Frees a buffer (the caller guarantees the GPU no longer uses it).
+    pub fn free(&mut self, buf: Buffer) {
+        self.dev.free(buf)
+    }
+
+    /// Loads kernel `name` of the cubin `elf`: lays out and relocates its module
+    /// image in video memory and records what its launches need. The cubin bytes
+    /// are kept for the life of the process (modules are not unloaded).
+    pub fn load(&mut self, elf: &[u8], name: &str) -> Result<Kernel, NvkError> {
+        let elf: &'static [u8] = Box::leak(elf.to_vec().into_boxed_slice());
+        let cubin = Cubin::parse(elf).map_err(|e| sub(format!("cubin: {e}")))?;
+        let sm = self.sm();
+        if cubin.sm / 10 != sm / 10 {
+            return Err(sub(format!(
+                "cubin is for sm_{} but this GPU is sm_{sm}; recompile with -arch=sm_{sm}",
+                cubin.sm
+            )));
+        }
+        let info = cubin
+            .kernel(name)
+            .map_err(|e| sub(format!("cubin: {e}")))?
+            .clone();
+        let size = cubin
+            .load_image(0)
+            .map_err(|e| sub(format!("cubin: {e}")))?
+            .bytes
+            .len() as u64;
+        let code = self.alloc(size + 0x100, Placement::Vram, true)?;
+        let image = cubin
+            .load_image(code.gpu_va)
+            .map_err(|e| sub(format!("cubin: {e}")))?;
+        shared(&code, 0, size)?
+            .write_bytes(0, &image.bytes)
+            .map_err(sub)?;
+        self.ensure_local_memory(launch::local_memory_needed(&info))?;
+        // Code was written by the CPU: invalidate the SM instruction caches.
+        let mut pb = PushBuffer::new();
+        compute::invalidate_caches(&mut pb).map_err(sub)?;
+        let v = self.submit_compute(pb)?;
+        self.wait_compute(v)?;
+        Ok(Kernel {
+            info,
+            image,
+            _code: code,
+            template: RefCell::new(None),
+        })
+    }
+
+    /// The SM version as nvcc numbers it (90 on Hopper).
+    pub fn sm(&self) -> u32 {
+        let v = self.dev.gr.sm_version;
+        (v >> 8) * 10 + (v & 0xf)
+    }
+
+    fn ensure_local_memory(&mut self, per_thread: u32) -> Result<(), NvkError> {
+        // Always keep a small stack: nvcc's kernels read their initial stack pointer
+        // from cbuf0 even with no frame.
+        let want = per_thread.max(launch::STACK_RESERVE).next_multiple_of(32);
+        if self.local.as_ref().is_some_and(|(_, have)| *have >= want) {
+            return Ok(());
+        }
+        let g = self.dev.gr;
+        let tpcs = u64::from(g.gpcs * g.tpcs_per_gpc);
+        let (per_tpc, total) = compute::local_memory_size(
+            u64::from(want),
+            u64::from(g.max_warps_per_sm),
+            u64::from(g.sms_per_tpc),
+            tpcs,
+        );
+        self.sync()?;
+        let buf = self.alloc(total, Placement::Vram, false)?;
+        let mut pb = PushBuffer::new();
+        compute::set_local_memory(
+            &mut pb,
+            &LocalMemory {
+                va: buf.gpu_va,
+                bytes_per_tpc: per_tpc,
+                total_bytes: total,
+            },
+        )
+        .map_err(sub)?;
+        let v = self.submit_compute(pb)?;
+        self.wait_compute(v)?;
+        if let Some((old, _)) = self.local.replace((buf, want)) {
+            self.free(old);
+        }
+        Ok(())
+    }
+
+    fn arena_take(&mut self, bytes: u64) -> Result<u64, NvkError> {
+        let cap = self.arena.buf.size;
+        let bytes = bytes.next_multiple_of(256);
+        loop {
+            let done = self.compute_timeline.value();
+            while self.arena.live.front().is_some_and(|&(_, _, v)| v <= done) {
+                self.arena.live.pop_front();
+            }
+            let tail = self.arena.live.front().map(|&(s, _, _)| s);
+            let at = match tail {
+                None => Some(if self.arena.head + bytes <= cap {
+                    self.arena.head
+                } else {
+                    0
+                }),
+                Some(t) if self.arena.head >= t => {
+                    if self.arena.head + bytes <= cap {
+                        Some(self.arena.head)
+                    } else if bytes < t {
+                        Some(0)
+                    } else {
+                        None
+                    }
+                }
+                Some(t) => (self.arena.head + bytes < t).then_some(self.arena.head),
+            };
+            if let Some(at) = at {
+                self.arena.head = at + bytes;
+                return Ok(at);
+            }
+            let (_, _, v) = self.arena.live[0];
+            self.wait_compute(v)?;
+        }
+    }
+
+    /// Writes a QMD and constant bank 0 for one launch into the arena; returns
+    /// the QMD's GPU address. `release` makes the grid's completion write that
+    /// timeline value; `value_for_arena` is the value after which the slot is free.
+    /// Builds the QMD and constant bank 0 of one launch and takes an arena slot
+    /// for them (written by [`Self::write_launch`]). `release` makes the grid's
+    /// completion write that timeline value; `value_for_arena` is the value after
+    /// which the slot may be reused.
+    fn prepare(
+        &mut self,
+        k: &Kernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &[u8],
+        release: Option<u64>,
+        value_for_arena: u64,
+    ) -> Result<Slot, NvkError> {
+        let local = self.local.as_ref().map_or(0, |(_, n)| *n);
+        let qmd_len = (self.qmd_version.size_bytes() as u64).next_multiple_of(256);
+        // Bank 0's size is known before the QMD is built (driver slots up to 0x380
+        // on every sm, then the parameters); take the slot first so the QMD can
+        // point at it.
+        let cbuf0_len = u64::from(
+            k.info
+                .cbuf0_size
+                .max(0x380)
+                .max(k.info.param_offset + k.info.param_size),
+        )
+        .next_multiple_of(256);
+        let at = self.arena_take(qmd_len + cbuf0_len)?;
+        let qmd_va = self.arena.buf.gpu_va + at;
+        let cbuf0_va = qmd_va + qmd_len;
+        let mut t = k.template.borrow_mut();
+        let reuse = t
+            .as_ref()
+            .is_some_and(|t| t.grid == grid && t.block == block && t.local == local)
+            && params.len() == k.info.param_size as usize;
+        let (mut qmd, mut cbuf0) = if reuse {
+            // Same shape: only bank 0's address and the parameters differ.
+            let t = t.as_ref().expect("checked above");
+            let mut qmd = t.qmd.clone();
+            let size = t.cbuf0.len() as u32;
+            qmd.set_constant_buffer(ConstantBuffer {
+                index: 0,
+                va: cbuf0_va,
+                size,
+            })
+            .map_err(sub)?;
+            let mut cbuf0 = t.cbuf0.clone();
+            let off = k.info.param_offset as usize;
+            cbuf0[off..off + params.len()].copy_from_slice(params);
+            (qmd, cbuf0)
+        } else {
+            let cfg = LaunchConfig {
+                grid,
+                block,
+                dynamic_shared: 0,
+            };
+            let ctx = ComputeContext {
+                qmd_version: self.qmd_version,
+                sm: self.sm(),
+                shared_window: SHARED_MEM_WINDOW,
+                local_window: LOCAL_MEM_WINDOW,
+                local_memory_per_thread: local,
+            };
+            let mut p = launch::prepare(&ctx, &k.image, &k.info, &cfg, params, cbuf0_va)
+                .map_err(|e| sub(format!("launch of {}: {e}", k.info.name)))?;
+            let l = self.qmd_version.layout();
+            p.qmd
+                .set(l.cwd_membar_type, self.tuning.membar)
+                .map_err(sub)?;
+            if !self.tuning.invalidate {
+                for f in l.invalidate_caches {
+                    p.qmd.set(f, 0).map_err(sub)?;
+                }
+            }
+            *t = Some(Template {
+                grid,
+                block,
+                local,
+                qmd: p.qmd.clone(),
+                cbuf0: p.cbuf0.clone(),
+            });
+            (p.qmd, p.cbuf0)
+        };
+        drop(t);
+        if let Some(value) = release {
+            qmd.set_release(0, self.compute_timeline.gpu_va(), value)
+                .map_err(sub)?;
+        }
+        cbuf0.truncate(cbuf0_len as usize);
+        self.arena
+            .live
+            .push_back((at, at + qmd_len + cbuf0_len, value_for_arena));
+        Ok(Slot {
+            at,
+            qmd_va,
+            qmd,
+            cbuf0,
+            qmd_len,
+        })
+    }
+
+    /// Writes a prepared launch into its arena slot.
+    fn write_launch(&self, s: &Slot) -> Result<(), NvkError> {
+        let slot = shared(&self.arena.buf, s.at, s.qmd_len + s.cbuf0.len() as u64)?;
+        slot.write_bytes(s.qmd_len as usize, &s.cbuf0)
+            .map_err(sub)?;
+        slot.write_words(0, s.qmd.words()).map_err(sub)
+    }
+
+    /// Launches `k` over `grid` × `block` with `params` (the kernel's parameter
+    /// bytes). Returns the timeline value that marks its completion.
+    pub fn launch(
+        &mut self,
+        k: &Kernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &[u8],
+    ) -> Result<u64, NvkError> {
+        let value = self.compute_value + 1;
+        let s = self.prepare(k, grid, block, params, Some(value), value)?;
+        self.write_launch(&s)?;
+        let mut pb = PushBuffer::with_capacity(4);
+        compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
+        self.compute
+            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)
+            .map_err(sub)?;
+        self.compute_value = value;
+        Ok(value)
+    }
+
+    /// Launches `k` `count` times in one submission (one GPFIFO entry, one
+    /// doorbell), the last grid releasing the timeline: what a recorded command
+    /// list (a CUDA graph) costs per kernel. With `tuning.chain` each QMD names
+    /// the next as its dependent, so the front end sees one PCAS in all.
+    pub fn launch_many(
+        &mut self,
+        k: &Kernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &[u8],
+        count: u32,
+    ) -> Result<u64, NvkError> {
+        let value = self.compute_value + 1;
+        let mut pb = PushBuffer::with_capacity(4 * count as usize);
+        let mut prev: Option<Slot> = None;
+        for i in 0..count {
+            let release = (i + 1 == count).then_some(value);
+            let s = self.prepare(k, grid, block, params, release, value)?;
+            if self.tuning.chain {
+                match prev.take() {
+                    Some(mut p) => {
+                        p.qmd.set_dependent(s.qmd_va).map_err(sub)?;
+                        self.write_launch(&p)?;
+                    }
+                    None => {
+                        compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?
+                    }
+                }
+                prev = Some(s);
+            } else {
+                self.write_launch(&s)?;
+                compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
+            }
+        }
+        if let Some(p) = prev {
+            self.write_launch(&p)?;
+        }
+        self.compute
+            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)
+            .map_err(sub)?;
+        self.compute_value = value;
+        Ok(value)
+    }
+
+    /// Takes `size` bytes of video memory from the sub-allocator (no RM call
+    /// once a chunk exists).
+    pub fn pool_alloc(&mut self, size: u64) -> Result<PoolBuffer, NvkError> {
+        self.pool.alloc(&mut self.dev, size)
+    }
+
+    /// Returns a sub-allocation.
+    pub fn pool_free(&mut self, b: PoolBuffer) {
+        self.pool.free(b)
+    }
+}

@@ -1,0 +1,150 @@
+//! Proof on silicon: the kernel-driver backend running our own pushbuffers,
+//! QMDs and GPFIFOs on a real GPU. Ignored by default (CI has no GPU); run on
+//! the H200 through the `device` tool:
+//!   cargo test --release -p nvbare-host --test nvk_h200 --no-run   # here
+//!   ./nvk_h200-<hash> --ignored --test-threads=1 --nocapture        # there
+
+use nvbare_host::bench::BENCH_CUBIN;
+use nvbare_host::nvk::gpu::Gpu;
+use nvbare_host::nvk::mem::{Buffer, Placement};
+
+/// A deterministic pseudo-random generator (xorshift64*), so failures reproduce.
+fn fill_random(buf: &Buffer, seed: u64) {
+    let p = buf.cpu_ptr().unwrap() as *mut u64;
+    let mut x = seed | 1;
+    for i in 0..(buf.size / 8) as usize {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        // SAFETY: within the buffer's CPU mapping; the GPU is not using it.
+        unsafe {
+            p.add(i)
+                .write_volatile(x.wrapping_mul(0x2545_f491_4f6c_dd1d))
+        };
+    }
+}
+
+fn read_f32(buf: &Buffer, i: usize) -> f32 {
+    // SAFETY: callers index within the buffer; the GPU finished writing it.
+    unsafe {
+        (buf.cpu_ptr().unwrap() as *const f32)
+            .add(i)
+            .read_volatile()
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
+fn vector_add_one_million() {
+    let mut gpu = Gpu::open(0).expect("open GPU");
+    let k = gpu.load(BENCH_CUBIN, "vector_add").expect("load");
+    let n: u32 = 1 << 20;
+    let bytes = u64::from(n) * 4;
+    let (ha, hb, hc) = (
+        gpu.alloc(bytes, Placement::Host, true).unwrap(),
+        gpu.alloc(bytes, Placement::Host, true).unwrap(),
+        gpu.alloc(bytes, Placement::Host, true).unwrap(),
+    );
+    let (da, db, dc) = (
+        gpu.alloc(bytes, Placement::Vram, false).unwrap(),
+        gpu.alloc(bytes, Placement::Vram, false).unwrap(),
+        gpu.alloc(bytes, Placement::Vram, false).unwrap(),
+    );
+    for (b, scale) in [(&ha, 1.0f32), (&hb, 0.5)] {
+        let p = b.cpu_ptr().unwrap() as *mut f32;
+        for i in 0..n as usize {
+            // SAFETY: within the mapping; no GPU work uses it yet.
+            unsafe { p.add(i).write_volatile(i as f32 * scale + 0.25) };
+        }
+    }
+    fill_random(&hc, 7); // poison the output
+    gpu.copy(da.gpu_va, ha.gpu_va, bytes).unwrap();
+    let v = gpu.copy(db.gpu_va, hb.gpu_va, bytes).unwrap();
+    gpu.wait_copy(v).unwrap();
+    let mut params = Vec::new();
+    for va in [da.gpu_va, db.gpu_va, dc.gpu_va] {
+        params.extend_from_slice(&va.to_le_bytes());
+    }
+    params.extend_from_slice(&n.to_le_bytes());
+    params.resize(k.info.param_size as usize, 0);
+    let v = gpu
+        .launch(&k, [n / 256, 1, 1], [256, 1, 1], &params)
+        .unwrap();
+    gpu.wait_compute(v).unwrap();
+    let v = gpu.copy(hc.gpu_va, dc.gpu_va, bytes).unwrap();
+    gpu.wait_copy(v).unwrap();
+    let mut wrong = 0;
+    for i in 0..n as usize {
+        let want = (i as f32 + 0.25) + (i as f32 * 0.5 + 0.25);
+        if read_f32(&hc, i) != want {
+            wrong += 1;
+        }
+    }
+    println!(
+        "vector_add: {n} elements, {wrong} wrong; c[12345] = {}",
+        read_f32(&hc, 12345)
+    );
+    assert_eq!(wrong, 0);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
+fn one_gib_round_trip_is_byte_exact() {
+    let mut gpu = Gpu::open(0).expect("open GPU");
+    let size = 1u64 << 30;
+    let src = gpu.alloc(size, Placement::Host, true).unwrap();
+    let dst = gpu.alloc(size, Placement::Host, true).unwrap();
+    let vram = gpu.alloc(size, Placement::Vram, false).unwrap();
+    fill_random(&src, 0x1234_5678);
+    fill_random(&dst, 99);
+    let v = gpu.copy(vram.gpu_va, src.gpu_va, size).unwrap();
+    gpu.wait_copy(v).unwrap();
+    let v = gpu.copy(dst.gpu_va, vram.gpu_va, size).unwrap();
+    gpu.wait_copy(v).unwrap();
+    // SAFETY: both mappings are `size` bytes and the GPU finished with them.
+    let same = unsafe {
+        std::slice::from_raw_parts(src.cpu_ptr().unwrap(), size as usize)
+            == std::slice::from_raw_parts(dst.cpu_ptr().unwrap(), size as usize)
+    };
+    println!("1 GiB host -> VRAM -> host: byte-exact = {same}");
+    assert!(same);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
+fn hundred_thousand_launches_reach_the_timeline_value() {
+    let mut gpu = Gpu::open(0).expect("open GPU");
+    let k = gpu.load(BENCH_CUBIN, "empty_kernel").expect("load");
+    let start = gpu.compute_value;
+    let t = std::time::Instant::now();
+    let mut last = 0;
+    for _ in 0..100_000 {
+        last = gpu.launch(&k, [1, 1, 1], [32, 1, 1], &[]).unwrap();
+    }
+    gpu.wait_compute(last).unwrap();
+    println!(
+        "100000 launches: timeline {} (expected {}), {:.3} us per launch",
+        gpu.compute_done(),
+        start + 100_000,
+        t.elapsed().as_secs_f64() * 1e6 / 1e5
+    );
+    assert_eq!(gpu.compute_done(), start + 100_000);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
+fn store_to_unmapped_address_is_reported() {
+    let mut gpu = Gpu::open(0).expect("open GPU");
+    let k = gpu.load(BENCH_CUBIN, "store_value").expect("load");
+    let bad: u64 = 0x7f00_dead_0000;
+    let mut params = Vec::new();
+    params.extend_from_slice(&bad.to_le_bytes());
+    params.extend_from_slice(&42u64.to_le_bytes());
+    let v = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &params).unwrap();
+    let err = gpu
+        .wait_compute_for(v, 3_000_000_000)
+        .expect_err("the store must fault");
+    let msg = err.to_string();
+    println!("fault report: {msg}");
+    assert!(msg.contains("fault"), "report names the fault: {msg}");
+}

@@ -217,3 +217,18 @@ pub fn bench(a: &BenchArgs) -> Result<(), NvkError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_dim3;
+
+    #[test]
+    fn dim3_takes_one_to_three_numbers() {
+        assert_eq!(parse_dim3("256"), Ok([256, 1, 1]));
+        assert_eq!(parse_dim3("4,2"), Ok([4, 2, 1]));
+        assert_eq!(parse_dim3("4, 2, 3"), Ok([4, 2, 3]));
+        assert!(parse_dim3("1,2,3,4").is_err());
+        assert!(parse_dim3("x").is_err());
+        assert!(parse_dim3("").is_err());
+    }
+}

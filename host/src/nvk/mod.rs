@@ -22,8 +22,8 @@ use nvbare_gsp::rm::status::NvStatus;
 #[derive(Debug, thiserror::Error)]
 pub enum NvkError {
     #[error(
-        "{path}: {source}; is NVIDIA's kernel driver loaded (nvidia.ko, nvidia-uvm.ko)? \
-         Use --backend vfio or --backend sim on machines without it"
+        "{path}: {source}; the nvk backend drives GPUs owned by NVIDIA's kernel driver: \
+         load nvidia.ko and nvidia-uvm.ko (or run where they are loaded)"
     )]
     NoDriver {
         path: &'static str,
@@ -63,4 +63,30 @@ pub(crate) fn open_dev(path: &'static str) -> Result<File, NvkError> {
         .custom_flags(libc::O_CLOEXEC)
         .open(path)
         .map_err(|source| NvkError::NoDriver { path, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_driver_is_one_clear_error() {
+        if std::path::Path::new("/dev/nvidiactl").exists() {
+            eprintln!("skipped: this machine has NVIDIA's kernel driver");
+            return;
+        }
+        let err = gpu::Gpu::open(0).err().expect("no driver, no GPU");
+        let msg = err.to_string();
+        assert!(
+            matches!(
+                err,
+                NvkError::NoDriver {
+                    path: "/dev/nvidiactl",
+                    ..
+                }
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains("nvidia.ko") && !msg.contains('\n'), "{msg}");
+    }
 }

@@ -105,14 +105,19 @@ pub mod engine_type {
     /// `NV2080_ENGINE_TYPE_LAST`.
     pub const LAST: u32 = 0x54;
 
-    /// `NV2080_ENGINE_TYPE_GR(i)`: graphics engine `i` (0..8).
-    pub const fn gr(i: u32) -> u32 {
-        GRAPHICS + i
+    /// `NV2080_ENGINE_TYPE_GR(i)`: graphics engine `i`, or `None` past `GR7`.
+    pub const fn gr(i: u32) -> Option<u32> {
+        if i < 8 { Some(GRAPHICS + i) } else { None }
     }
 
-    /// `NV2080_ENGINE_TYPE_COPY(i)`: copy engine `i` (0..20); the numbering jumps after 9.
-    pub const fn copy(i: u32) -> u32 {
-        if i < 10 { COPY0 + i } else { COPY10 + i - 10 }
+    /// `NV2080_ENGINE_TYPE_COPY(i)`: copy engine `i`, or `None` past `COPY19`; the
+    /// numbering jumps after `COPY9`.
+    pub const fn copy(i: u32) -> Option<u32> {
+        match i {
+            0..10 => Some(COPY0 + i),
+            10..20 => Some(COPY10 + i - 10),
+            _ => None,
+        }
     }
 }
 
@@ -302,4 +307,52 @@ pub mod nvos32_alloc_flags {
     pub const PREFER_PTES_IN_SYSMEMORY: u32 = 0x2000_0000;
     /// `NVOS32_ALLOC_FLAGS_SKIP_ALIGN_PAD`.
     pub const SKIP_ALIGN_PAD: u32 = 0x4000_0000;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rm::nvos::{nvos02_flags, nvos33_flags, nvos46_flags};
+
+    /// tinygrad's `ops_nv.py` builds these words with literal shifts; the same words come
+    /// out of the fields here.
+    #[test]
+    fn flag_words_match_tinygrads_hand_shifted_ones() {
+        let os_desc = nvos02_flags::PHYSICALITY.encode(nvos02_flags::PHYSICALITY_NONCONTIGUOUS)
+            | nvos02_flags::COHERENCY.encode(nvos02_flags::COHERENCY_CACHED)
+            | nvos02_flags::MAPPING.encode(nvos02_flags::MAPPING_NO_MAP);
+        assert_eq!(os_desc, (1 << 4) | (1 << 12) | (1 << 30));
+
+        let attr = nvos32_attr::PHYSICALITY.encode(nvos32_attr::PHYSICALITY_ALLOW_NONCONTIGUOUS)
+            | nvos32_attr::PAGE_SIZE.encode(nvos32_attr::PAGE_SIZE_HUGE)
+            | nvos32_attr::LOCATION.encode(nvos32_attr::LOCATION_PCI);
+        assert_eq!(attr, (3 << 27) | (3 << 23) | (1 << 25));
+
+        let attr2 = nvos32_attr2::GPU_CACHEABLE.encode(nvos32_attr2::GPU_CACHEABLE_YES)
+            | nvos32_attr2::PAGE_SIZE_HUGE.encode(nvos32_attr2::PAGE_SIZE_HUGE_2MB)
+            | nvos32_attr2::ZBC.encode(nvos32_attr2::ZBC_PREFER_NO_ZBC)
+            | nvos32_attr2::PROTECTION_USER.encode(nvos32_attr2::PROTECTION_USER_READ_ONLY);
+        assert_eq!(attr2, (1 << 2) | (1 << 20) | 1 | (1 << 22));
+
+        let map_dma = nvos46_flags::PAGE_SIZE.encode(nvos46_flags::PAGE_SIZE_4KB)
+            | nvos46_flags::CACHE_SNOOP.encode(nvos46_flags::CACHE_SNOOP_ENABLE)
+            | nvos46_flags::DMA_OFFSET_FIXED.encode(nvos46_flags::DMA_OFFSET_FIXED_TRUE);
+        assert_eq!(map_dma, (1 << 8) | (1 << 4) | (1 << 15));
+
+        let map_cpu = nvos33_flags::CACHING_TYPE.encode(nvos33_flags::CACHING_TYPE_WRITECOMBINED);
+        assert_eq!(map_cpu, 2 << 23);
+
+        let ctxshare = ctxshare_flags::SUBCONTEXT.encode(ctxshare_flags::SUBCONTEXT_ASYNC);
+        assert_eq!(ctxshare, 1);
+    }
+
+    #[test]
+    fn copy_engine_numbering_jumps_after_nine() {
+        assert_eq!(engine_type::copy(0), Some(0x09));
+        assert_eq!(engine_type::copy(9), Some(0x12));
+        assert_eq!(engine_type::copy(10), Some(0x34));
+        assert_eq!(engine_type::copy(20), None);
+        assert_eq!(engine_type::gr(0), Some(engine_type::GRAPHICS));
+        assert_eq!(engine_type::gr(8), None);
+    }
 }

@@ -155,11 +155,11 @@ fn alloc_flag_claims() -> Vec<Claim> {
         value "NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC_PREFER_LOWER" => ctxshare_flags::SUBCONTEXT_ASYNC_PREFER_LOWER;
         value "NV2080_ENGINE_TYPE_NULL" => engine_type::NULL;
         value "NV2080_ENGINE_TYPE_GRAPHICS" => engine_type::GRAPHICS;
-        value "NV2080_ENGINE_TYPE_GR3" => engine_type::gr(3);
+        value "NV2080_ENGINE_TYPE_GR3" => engine_type::gr(3).unwrap_or(u32::MAX);
         value "NV2080_ENGINE_TYPE_COPY0" => engine_type::COPY0;
-        value "NV2080_ENGINE_TYPE_COPY9" => engine_type::copy(9);
+        value "NV2080_ENGINE_TYPE_COPY9" => engine_type::copy(9).unwrap_or(u32::MAX);
         value "NV2080_ENGINE_TYPE_COPY10" => engine_type::COPY10;
-        value "NV2080_ENGINE_TYPE_COPY19" => engine_type::copy(19);
+        value "NV2080_ENGINE_TYPE_COPY19" => engine_type::copy(19).unwrap_or(u32::MAX);
         value "NV2080_ENGINE_TYPE_NVDEC0" => engine_type::NVDEC0;
         value "NV2080_ENGINE_TYPE_NVENC0" => engine_type::NVENC0;
         value "NV2080_ENGINE_TYPE_SW" => engine_type::SW;

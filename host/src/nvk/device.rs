@@ -18,6 +18,8 @@ use nvbare_gsp::rm::classes as cls;
 use zerocopy::FromZeros;
 
 use super::ctrl;
+use nvbare_gsp::rm::ctrl::cmd;
+use nvbare_gsp::rm::ctrl::subdevice::gid_flags;
 use nvbare_mmu::VaAllocator;
 
 use super::mem::{Buffer, Placement, drf, mmap_fixed, munmap};
@@ -230,11 +232,11 @@ impl Device {
 
         let dev_file = open_gpu_file(&rm, card.minor_number)?;
 
-        let mut id = ctrl::GpuGetIdInfoV2 {
+        let mut id = ctrl::GpuIdInfoV2Params {
             gpu_id: card.gpu_id,
             ..Default::default()
         };
-        rm.control(rm.root(), ctrl::GpuGetIdInfoV2::CMD, &mut id)?;
+        rm.control(rm.root(), cmd::NV0000_GPU_GET_ID_INFO_V2, &mut id)?;
 
         let mut dp = DeviceAllocParams {
             device_id: id.device_instance,
@@ -255,7 +257,7 @@ impl Device {
         let virtmem = rm.alloc(device, cls::NV01_MEMORY_VIRTUAL, Some(&mut vp))?;
 
         let mut cl = ctrl::ClassListV2::new_zeroed();
-        rm.control(device, ctrl::ClassListV2::CMD, &mut cl)?;
+        rm.control(device, cmd::NV0080_GPU_GET_CLASSLIST_V2, &mut cl)?;
         let class_list =
             cl.class_list[..(cl.num_classes as usize).min(cl.class_list.len())].to_vec();
         let classes = Classes::choose(&class_list)?;
@@ -272,10 +274,10 @@ impl Device {
         };
         let vaspace = rm.alloc(device, cls::FERMI_VASPACE_A, Some(&mut vs))?;
 
-        let mut gid = ctrl::GidInfo::new_zeroed();
-        gid.flags = ctrl::GidInfo::FORMAT_BINARY;
+        let mut gid = ctrl::GidInfoParams::new_zeroed();
+        gid.flags = gid_flags::FORMAT.encode(gid_flags::FORMAT_BINARY);
         gid.length = 16;
-        rm.control(subdevice, ctrl::GidInfo::CMD, &mut gid)?;
+        rm.control(subdevice, cmd::NV2080_GPU_GET_GID_INFO, &mut gid)?;
         let mut uuid = [0u8; 16];
         uuid.copy_from_slice(&gid.data[..16]);
 
@@ -622,11 +624,11 @@ impl Device {
                     .rm
                     .alloc(dev.device, cls::GT200_DEBUGGER, Some(&mut dbg))?;
             }
-            let mut tok = ctrl::WorkSubmitToken {
+            let mut tok = ctrl::WorkSubmitTokenParams {
                 work_submit_token: u32::MAX,
             };
             dev.rm
-                .control(handle, ctrl::WorkSubmitToken::CMD, &mut tok)?;
+                .control(handle, cmd::NVC36F_GPFIFO_GET_WORK_SUBMIT_TOKEN, &mut tok)?;
             let base = va_alloc(true, 0x400_0000, 0x1000)?;
             let mut rc = sys::UvmRegisterChannelParams {
                 gpu_uuid: dev.uuid,
@@ -660,7 +662,9 @@ impl Device {
         // group (as tinygrad's driver always does).
         let mut copy = None;
         for ce in [2, 1, 3, 4] {
-            let et = engine_type::copy(ce);
+            let Some(et) = engine_type::copy(ce) else {
+                continue;
+            };
             let mut cg = ChannelGroupAllocParams {
                 engine_type: et,
                 ..Default::default()
@@ -682,7 +686,7 @@ impl Device {
                 .and_then(|cx| make(self, g, cx, et, slot, copy_class))
                 .and_then(|ch| {
                     self.rm
-                        .control(g, ctrl::GpfifoSchedule::CMD, &mut sched)
+                        .control(g, cmd::NVA06C_GPFIFO_SCHEDULE, &mut sched)
                         .map(|()| ch)
                 });
             match made {
@@ -701,7 +705,7 @@ impl Device {
             None => make(self, group, ctxshare, 0, slot, copy_class)?,
         };
         self.rm
-            .control(self.channel_group, ctrl::GpfifoSchedule::CMD, &mut sched)?;
+            .control(self.channel_group, cmd::NVA06C_GPFIFO_SCHEDULE, &mut sched)?;
 
         self.channel_area = Some(area);
         self.notifier = Some(notifier);
@@ -817,7 +821,7 @@ fn map_rm_object(
 }
 
 fn read_gr_info(rm: &RmClient, subdevice: Handle) -> Result<GrInfo, NvkError> {
-    use ctrl::gr_index as ix;
+    use ctrl::gr_info_index as ix;
     let wanted = [
         ix::LITTER_NUM_GPCS,
         ix::LITTER_NUM_TPC_PER_GPC,

@@ -7,8 +7,8 @@
 //! entry `"char[UVM_FREE]" => [u8; UVM_FREE]` compares the C macro's value with the Rust
 //! constant as the size of a byte array (never instantiated).
 //!
-//! The backend's own control parameter blocks (`nvk::ctrl`) are checked
-//! here too, against the same 580.142 headers, with their command numbers.
+//! The backend's control parameter blocks are `nvbare_gsp::rm::ctrl`'s, checked in
+//! [`super::rm`] against both branches.
 //!
 //! The trimmed tree lacks two headers `uvm_types.h` includes; [`stub_headers`] supplies
 //! them: `nvCpuUuid.h` with `NvProcessorUuid` as NVIDIA defines it (a struct of 16
@@ -17,7 +17,6 @@
 
 use super::{Group, Struct, StubHeader};
 use crate::layout;
-use nvbare_host::nvk::ctrl;
 use nvbare_host::nvk::sys::*;
 
 /// The kernel-driver ioctl group (580.142).
@@ -25,8 +24,6 @@ pub fn groups() -> Vec<Group> {
     let mut structs = ioctl_structs();
     structs.extend(uvm_structs());
     structs.extend(numbers());
-    structs.extend(backend_controls());
-    structs.extend(backend_control_numbers());
     vec![Group {
         name: "nvk-580.142",
         include_dirs: vec![
@@ -45,17 +42,6 @@ pub fn groups() -> Vec<Group> {
             "uvm_types.h",
             "uvm_ioctl.h",
             "uvm_linux_ioctl.h",
-            "ctrl/ctrl0000/ctrl0000gpu.h",
-            "ctrl/ctrl0000/ctrl0000system.h",
-            "ctrl/ctrl0080/ctrl0080gpu.h",
-            "ctrl/ctrl0080/ctrl0080gr.h",
-            "ctrl/ctrl2080/ctrl2080gpu.h",
-            "ctrl/ctrl2080/ctrl2080gr.h",
-            "ctrl/ctrl2080/ctrl2080fb.h",
-            "ctrl/ctrl83de/ctrl83dedebug.h",
-            "ctrl/ctrla06c.h",
-            "ctrl/ctrla06f/ctrla06fgpfifo.h",
-            "ctrl/ctrlc36f.h",
         ],
         structs,
     }]
@@ -217,85 +203,5 @@ fn numbers() -> Vec<Struct> {
         layout!("char[UVM_FREE]" => [u8; UVM_FREE as usize] {}),
         layout!("char[UVM_CREATE_EXTERNAL_RANGE]" => [u8; UVM_CREATE_EXTERNAL_RANGE as usize] {}),
         layout!("char[UVM_MAX_GPUS]" => [u8; UVM_MAX_GPUS] {}),
-    ]
-}
-
-/// The control blocks the kernel-driver backend defines itself (`nvk::ctrl`).
-fn backend_controls() -> Vec<Struct> {
-    vec![
-        layout!("NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS" => ctrl::GpuGetIdInfoV2 {
-            "gpuId" => gpu_id,
-            "gpuFlags" => gpu_flags,
-            "deviceInstance" => device_instance,
-            "subDeviceInstance" => sub_device_instance,
-            "sliStatus" => sli_status,
-            "boardId" => board_id,
-            "gpuInstance" => gpu_instance,
-            "numaId" => numa_id,
-        }),
-        layout!("NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS" => ctrl::ClassListV2 {
-            "numClasses" => num_classes,
-            "classList" => class_list,
-        }),
-        layout!("NV2080_CTRL_GPU_GET_GID_INFO_PARAMS" => ctrl::GidInfo {
-            "index" => index,
-            "flags" => flags,
-            "length" => length,
-            "data" => data,
-        }),
-        layout!("NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS" => ctrl::WorkSubmitToken {
-            "workSubmitToken" => work_submit_token,
-        }),
-        layout!("NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS" => ctrl::GpfifoSchedule {
-            "bEnable" => b_enable,
-            "bSkipSubmit" => b_skip_submit,
-            "bSkipEnable" => b_skip_enable,
-        }),
-        layout!("NV2080_CTRL_GR_INFO" => ctrl::GrInfoEntry { "index" => index, "data" => data }),
-        layout!("NV2080_CTRL_GR_GET_INFO_PARAMS" => ctrl::GrGetInfo {
-            "grInfoListSize" => gr_info_list_size,
-            "grInfoList" => gr_info_list,
-            "grRouteInfo.flags" => route_flags,
-            "grRouteInfo.route" => route,
-        }),
-        layout!("NV2080_CTRL_FB_GET_INFO_V2_PARAMS" => ctrl::FbGetInfoV2 {
-            "fbInfoListSize" => fb_info_list_size,
-            "fbInfoList" => fb_info_list,
-        }),
-        layout!("NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS" => ctrl::GpuNameString {
-            "gpuNameStringFlags" => flags,
-            "gpuNameString" => name,
-        }),
-        layout!("NV0000_CTRL_SYSTEM_GET_BUILD_VERSION_V2_PARAMS" => ctrl::BuildVersionV2 {
-            "driverVersionBuffer" => driver_version,
-            "versionBuffer" => version,
-            "driverBranch" => driver_branch,
-            "titleBuffer" => title,
-            "changelistNumber" => changelist_number,
-            "officialChangelistNumber" => official_changelist_number,
-        }),
-    ]
-}
-
-/// The backend's command numbers and the info indices it reads, as array sizes.
-fn backend_control_numbers() -> Vec<Struct> {
-    use ctrl::gr_index as gr;
-    vec![
-        layout!("char[NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2]" => [u8; ctrl::GpuGetIdInfoV2::CMD as usize] {}),
-        layout!("char[NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2]" => [u8; ctrl::ClassListV2::CMD as usize] {}),
-        layout!("char[NV2080_CTRL_CMD_GPU_GET_GID_INFO]" => [u8; ctrl::GidInfo::CMD as usize] {}),
-        layout!("char[NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY]" => [u8; ctrl::GidInfo::FORMAT_BINARY as usize] {}),
-        layout!("char[NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN]" => [u8; ctrl::WorkSubmitToken::CMD as usize] {}),
-        layout!("char[NVA06C_CTRL_CMD_GPFIFO_SCHEDULE]" => [u8; ctrl::GpfifoSchedule::CMD as usize] {}),
-        layout!("char[NV2080_CTRL_CMD_GR_GET_INFO]" => [u8; ctrl::GrGetInfo::CMD as usize] {}),
-        layout!("char[NV2080_CTRL_CMD_FB_GET_INFO_V2]" => [u8; ctrl::FbGetInfoV2::CMD as usize] {}),
-        layout!("char[NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE]" => [u8; ctrl::FbGetInfoV2::TOTAL_RAM_SIZE as usize] {}),
-        layout!("char[NV2080_CTRL_CMD_GPU_GET_NAME_STRING]" => [u8; ctrl::GpuNameString::CMD as usize] {}),
-        layout!("char[NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2]" => [u8; ctrl::BuildVersionV2::CMD as usize] {}),
-        layout!("char[NV2080_CTRL_GR_INFO_INDEX_SM_VERSION]" => [u8; gr::SM_VERSION as usize] {}),
-        layout!("char[NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM]" => [u8; gr::MAX_WARPS_PER_SM as usize] {}),
-        layout!("char[NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS]" => [u8; gr::LITTER_NUM_GPCS as usize] {}),
-        layout!("char[NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC]" => [u8; gr::LITTER_NUM_TPC_PER_GPC as usize] {}),
-        layout!("char[NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC]" => [u8; gr::LITTER_NUM_SM_PER_TPC as usize] {}),
     ]
 }

@@ -35,8 +35,10 @@ pub fn gr_info(rm: &RmClient, subdevice: Handle, indices: &[u32]) -> Result<Vec<
 
 /// Total video memory in bytes (`NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE`, in KiB).
 pub fn fb_total_ram(rm: &RmClient, subdevice: Handle) -> Result<u64, NvkError> {
-    let mut p = FbGetInfoV2ParamsV580::default();
-    p.fb_info_list_size = 1;
+    let mut p = FbGetInfoV2ParamsV580 {
+        fb_info_list_size: 1,
+        ..Default::default()
+    };
     p.fb_info_list[0].index = fb_info_index::TOTAL_RAM_SIZE;
     rm.control(subdevice, cmd::NV2080_FB_GET_INFO_V2, &mut p)?;
     Ok(u64::from(p.fb_info_list[0].data) << 10)

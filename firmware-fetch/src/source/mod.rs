@@ -4,6 +4,7 @@
 mod apt;
 mod deb;
 mod dir;
+#[cfg(feature = "http")]
 mod http;
 
 pub use apt::AptSource;
@@ -102,7 +103,10 @@ impl Source {
             Source::Dir(root) => dir::supply_from_dir(root, wanted, cache, progress),
             Source::Deb(path) => deb::supply_from_deb(path, wanted, cache, progress),
             Source::Apt(apt) => apt.supply(wanted, cache, progress),
+            #[cfg(feature = "http")]
             Source::Http(base) => http::supply_from_http(base, wanted, cache, progress),
+            #[cfg(not(feature = "http"))]
+            Source::Http(_) => Err("built without the http feature".into()),
         }
     }
 }

@@ -7,8 +7,8 @@
 
 pub mod commands;
 pub mod events;
-mod status_names;
 
+use crate::rm::status::NvStatus;
 use core::fmt;
 
 use crate::abi::{
@@ -75,8 +75,8 @@ impl RpcResult {
     /// The `NV_*` name, or for the RPC-layer codes of `rpc_headers.h`
     /// (`NV_VGPU_MSG_RESULT_VMIOP_*`, `NV_VGPU_MSG_RESULT_RPC_*`) their names.
     pub fn name(self) -> Option<&'static str> {
-        if let Ok(i) = status_names::STATUS.binary_search_by_key(&self.0, |e| e.0) {
-            return Some(status_names::STATUS[i].1);
+        if let Some(n) = NvStatus(self.0).name() {
+            return Some(n);
         }
         Some(match self.0 {
             0xFF00_0001 => "NV_VGPU_MSG_RESULT_VMIOP_INVAL",
@@ -105,10 +105,7 @@ impl RpcResult {
 
     /// The `nvstatuscodes.h` description, where there is one.
     pub fn description(self) -> Option<&'static str> {
-        status_names::STATUS
-            .binary_search_by_key(&self.0, |e| e.0)
-            .ok()
-            .map(|i| status_names::STATUS[i].2)
+        NvStatus(self.0).text()
     }
 
     /// `true` for `NV_OK`.

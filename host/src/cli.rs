@@ -111,7 +111,12 @@ pub fn info(a: &GpuArgs) -> Result<(), NvkError> {
     );
     match d.copy_engine {
         Some(ce) => println!("copy channel  own channel group on COPY{ce} (runs beside compute)"),
-        None => println!("copy channel  in the graphics channel group"),
+        None => println!(
+            "copy channel  in the graphics channel group ({})",
+            d.copy_group_error
+                .as_deref()
+                .unwrap_or("no asynchronous copy engine tried")
+        ),
     }
     let names: Vec<String> = d
         .class_list

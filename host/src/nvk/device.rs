@@ -205,6 +205,8 @@ pub struct Device {
     /// The asynchronous copy engine the copy channel runs on, when it has a
     /// channel group of its own.
     pub copy_engine: Option<u32>,
+    /// Why the last attempt at a copy channel group of its own failed, if it did.
+    pub copy_group_error: Option<String>,
 }
 
 impl Device {
@@ -333,6 +335,7 @@ impl Device {
             debugger: 0,
             notifier: None,
             copy_engine: None,
+            copy_group_error: None,
         })
     }
 
@@ -669,11 +672,15 @@ impl Device {
                 engine_type: et,
                 ..Default::default()
             };
-            let Ok(g) = self
+            let g = match self
                 .rm
                 .alloc(self.device, cls::KEPLER_CHANNEL_GROUP_A, Some(&mut cg))
-            else {
-                continue;
+            {
+                Ok(g) => g,
+                Err(e) => {
+                    self.copy_group_error = Some(format!("COPY{ce} channel group: {e}"));
+                    continue;
+                }
             };
             let mut cs = CtxShareAllocParams {
                 h_va_space: self.vaspace,
@@ -695,7 +702,8 @@ impl Device {
                     copy = Some(ch);
                     break;
                 }
-                Err(_) => {
+                Err(e) => {
+                    self.copy_group_error = Some(format!("COPY{ce}: {e}"));
                     let _ = self.rm.free(self.device, g);
                 }
             }

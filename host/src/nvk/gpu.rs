@@ -53,6 +53,8 @@ impl Clock for StdClock {
 
 /// How long any wait may last before it is reported as a stall.
 pub const TIMEOUT_NS: u64 = 10_000_000_000;
+/// How often a long compute wait asks the debugger whether the channel faulted.
+const FAULT_POLL_NS: u64 = 50_000_000;
 const RING_ENTRIES: u32 = 0x4000;
 const COMPUTE_PB: u64 = 8 << 20;
 const COPY_PB: u64 = 2 << 20;
@@ -306,9 +308,25 @@ impl Gpu {
     /// Waits up to `timeout_ns` for the compute timeline to reach `value`; a
     /// timeout reports what faulted, if anything did.
     pub fn wait_compute_for(&self, value: u64, timeout_ns: u64) -> Result<(), NvkError> {
-        self.compute_timeline
-            .wait(value, &self.clock, timeout_ns, self.compute.fifo())
-            .map_err(|e| self.stalled(e))
+        // Spin in slices; between slices ask the debugger whether the channel has
+        // faulted, so a fault is reported within a slice instead of at the timeout.
+        let start = self.clock.now_ns();
+        loop {
+            let spent = self.clock.now_ns().saturating_sub(start);
+            let slice = FAULT_POLL_NS.min(timeout_ns.saturating_sub(spent));
+            match self
+                .compute_timeline
+                .wait(value, &self.clock, slice, self.compute.fifo())
+            {
+                Ok(()) => return Ok(()),
+                Err(e) if spent + slice >= timeout_ns => return Err(self.stalled(e)),
+                Err(e) => {
+                    if let Some(report) = super::fault::report(&self.dev) {
+                        return Err(NvkError::Submit(format!("{report} (then: {e})")));
+                    }
+                }
+            }
+        }
     }
 
     /// Waits for the copy timeline to reach `value`.

@@ -52,3 +52,18 @@ extern "C" __global__ void copy_tile(const uint4 *__restrict__ src, uint4 *__res
     }
     for (; i < end; i += s) dst[i] = src[i];
 }
+
+// Grid-stride over chunks of 4 × blockDim elements: each warp reads four consecutive 512-byte
+// segments (2 KiB) per chunk, all four loads in flight before the stores.
+extern "C" __global__ void copy_chunk(const uint4 *__restrict__ src, uint4 *__restrict__ dst, unsigned long long n) {
+    unsigned long long chunk = 4ull * blockDim.x;
+    for (unsigned long long base = blockIdx.x * chunk; base < n; base += (unsigned long long)gridDim.x * chunk) {
+        unsigned long long i = base + threadIdx.x;
+        if (base + chunk <= n) {
+            uint4 a = src[i], b = src[i + blockDim.x], c = src[i + 2 * blockDim.x], d = src[i + 3 * blockDim.x];
+            dst[i] = a; dst[i + blockDim.x] = b; dst[i + 2 * blockDim.x] = c; dst[i + 3 * blockDim.x] = d;
+        } else {
+            for (; i < n; i += blockDim.x) dst[i] = src[i];
+        }
+    }
+}

@@ -13,7 +13,9 @@ use nvbare_gsp::rm::alloc::{
     DeviceAllocParams, MemoryAllocParams, MemoryVirtualAllocParams, SubdeviceAllocParams,
     VaSpaceAllocParamsV580,
 };
-use nvbare_gsp::rm::alloc_flags::{ctxshare_flags, device_va_mode, engine_type, vaspace_flags};
+use nvbare_gsp::rm::alloc_flags::{
+    ctxshare_flags, device_va_mode, engine_type, nvos32_type, vaspace_flags,
+};
 use nvbare_gsp::rm::classes as cls;
 use zerocopy::FromZeros;
 
@@ -22,7 +24,8 @@ use nvbare_gsp::rm::ctrl::cmd;
 use nvbare_gsp::rm::ctrl::subdevice::gid_flags;
 use nvbare_mmu::VaAllocator;
 
-use super::mem::{Buffer, Placement, drf, mmap_fixed, munmap};
+use super::flags;
+use super::mem::{Buffer, Placement, mmap_fixed, munmap};
 use super::rm::{Handle, RmClient};
 use super::sys::{self, NvIoctlCardInfo, NvIoctlRegisterFd, NvProcessorUuid};
 use super::uvm::Uvm;
@@ -383,18 +386,10 @@ impl Device {
         contiguous: bool,
     ) -> Result<Buffer, NvkError> {
         let huge = page > SMALL_PAGE;
-        // NVOS32_ATTR_PHYSICALITY 28:27 (CONTIGUOUS 2, ALLOW_NONCONTIGUOUS 3),
-        // NVOS32_ATTR_PAGE_SIZE 24:23 (HUGE 3).
-        let attr =
-            drf(28, 27, if contiguous { 2 } else { 3 }) | if huge { drf(24, 23, 3) } else { 0 };
-        // NVOS32_ATTR2_GPU_CACHEABLE 3:2 YES, PAGE_SIZE_HUGE 21:20 2MB, ZBC 1:0 PREFER_NO_ZBC.
-        let attr2 = drf(3, 2, 1) | if huge { drf(21, 20, 1) } else { 0 } | drf(1, 0, 1);
-        // MAP_NOT_REQUIRED | MEMORY_HANDLE_PROVIDED | ALIGNMENT_FORCE | IGNORE_BANK_PLACEMENT
-        // | PERSISTENT_VIDMEM.
-        let flags = 0x8000 | 0x4000 | 0x100 | 0x1 | 0x10000;
+        let (attr, attr2, flags) = flags::vram_alloc(contiguous, huge);
         let mut p = MemoryAllocParams {
             owner: self.rm.root(),
-            type_: 0, // NVOS32_TYPE_IMAGE
+            type_: nvos32_type::IMAGE,
             flags,
             attr,
             attr2,
@@ -408,7 +403,7 @@ impl Device {
             .rm
             .alloc(self.device, cls::NV1_MEMORY_USER, Some(&mut p))?;
         let cpu = if cpu_access {
-            match self.map_to_cpu_at(handle, va, size, drf(25, 23, 2)) {
+            match self.map_to_cpu_at(handle, va, size, flags::cpu_map_write_combined()) {
                 Ok(p) => {
                     self.cpu_maps.insert(va, size);
                     Some(p)
@@ -439,8 +434,7 @@ impl Device {
         let cpu = mmap_fixed(va, size, -1, "host memory")?;
         self.cpu_maps.insert(va, size);
         self.next_host_handle += 1;
-        // NVOS02_FLAGS_PHYSICALITY 7:4 NONCONTIGUOUS, COHERENCY 15:12 CACHED, MAPPING 31:30 NO_MAP.
-        let flags = drf(7, 4, 1) | drf(15, 12, 1) | drf(31, 30, 1);
+        let flags = flags::host_descriptor();
         let handle = match self.rm.alloc_os_descriptor(
             self.dev_file.as_raw_fd(),
             self.device,
@@ -489,13 +483,11 @@ impl Device {
     /// mapping, and UVM's page-table mapping.
     fn map_to_gpu(&self, buf: &Buffer) -> Result<(), NvkError> {
         self.uvm.create_external_range(buf.gpu_va, buf.size)?;
-        // NVOS46_FLAGS_PAGE_SIZE 11:8 (4KB 1, HUGE 4: video memory allocated with
-        // 2 MiB pages maps with them too), CACHE_SNOOP 4:4 ENABLE, DMA_OFFSET_FIXED
-        // 15:15 TRUE.
+        // Video memory allocated with 2 MiB pages maps with them too.
         let huge = buf.placement == Placement::Vram
             && buf.size >= (8 << 20)
             && buf.size.is_multiple_of(HUGE_PAGE);
-        let flags = drf(11, 8, if huge { 4 } else { 1 }) | drf(4, 4, 1) | drf(15, 15, 1);
+        let flags = flags::gpu_map_fixed(huge);
         let r = self
             .rm
             .map_dma(
@@ -561,12 +553,13 @@ impl Device {
         let area = self.alloc_vram_at(va, area_size, SMALL_PAGE, true, true)?;
 
         // The error notifier: uncached system memory (NV01_MEMORY_SYSTEM, NOTIFIER).
+        let (attr, attr2, flags) = flags::sysmem_uncached_alloc();
         let mut np = MemoryAllocParams {
             owner: self.rm.root(),
-            type_: 13, // NVOS32_TYPE_NOTIFIER
-            flags: 0x8000 | 0x4000 | 0x100 | 0x1,
-            attr: drf(28, 27, 3) | drf(26, 25, 1), // noncontiguous, LOCATION_PCI
-            attr2: drf(3, 2, 2) | drf(1, 0, 1),    // GPU_CACHEABLE_NO, PREFER_NO_ZBC
+            type_: nvos32_type::NOTIFIER,
+            flags,
+            attr,
+            attr2,
             format: 6,
             size: 48 << 20,
             alignment: SMALL_PAGE,

@@ -11,17 +11,6 @@ use std::ptr::NonNull;
 use super::NvkError;
 use super::rm::Handle;
 
-/// `drf(hi, lo, v)`: `v` placed in bits `hi:lo`, as NVIDIA's `DRF_NUM` does.
-pub(crate) const fn drf(hi: u32, lo: u32, v: u32) -> u32 {
-    let width = hi - lo + 1;
-    let mask = if width == 32 {
-        u32::MAX
-    } else {
-        (1u32 << width) - 1
-    };
-    (v & mask) << lo
-}
-
 /// Where a buffer's pages live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
@@ -105,16 +94,4 @@ pub(crate) fn mmap_fixed(
 pub(crate) fn munmap(p: NonNull<u8>, len: u64) {
     // SAFETY: the caller passes a mapping this module created, once.
     unsafe { libc::munmap(p.as_ptr().cast(), len as usize) };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn drf_places_fields() {
-        assert_eq!(drf(24, 23, 3), 3 << 23);
-        assert_eq!(drf(31, 30, 1), 1 << 30);
-        assert_eq!(drf(31, 0, 0xdead_beef), 0xdead_beef);
-    }
 }

@@ -6,6 +6,7 @@
 pub mod ctrl;
 pub mod device;
 pub mod fault;
+pub mod flags;
 pub mod gpu;
 pub mod mem;
 pub mod pool;

@@ -17,5 +17,6 @@ pub mod launch;
 pub mod push;
 pub mod qmd;
 pub mod regs;
+pub mod ring;
 pub mod sem;
 pub mod shared;

@@ -30,9 +30,9 @@
 use super::{ChannelState, GpEntry, GpFifo, GpFifoError};
 use crate::hal::{Bar0, Clock};
 use crate::push::{PushBuffer, PushError, Subchannel};
+use crate::ring::Ring;
 use crate::sem::{HostRelease, Semaphore, host_release};
 use crate::shared::SharedMem;
-use alloc::collections::VecDeque;
 
 /// Words the progress release adds to every submission.
 const PROGRESS_WORDS: usize = 6;
@@ -50,21 +50,14 @@ pub struct SubmitTicket {
     pub words: u32,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    seq: u64,
-    start: usize,
-    end: usize,
-}
-
 /// GPFIFO + pushbuffer memory + subchannel bindings + progress tracking.
 #[derive(Debug)]
 pub struct Channel {
     fifo: GpFifo,
     pb: SharedMem,
     progress: Semaphore,
-    head: usize,
-    in_flight: VecDeque<InFlight>,
+    /// Where segments go in `pb`, each freed when the progress semaphore passes its seq.
+    ring: Ring,
     next_seq: u64,
     /// GPFIFO entries submitted before this channel took the GPFIFO over.
     entry_base: u64,
@@ -79,10 +72,9 @@ impl Channel {
         let entry_base = fifo.submitted();
         Self {
             fifo,
+            ring: Ring::new(pushbuffer.len()),
             pb: pushbuffer,
             progress,
-            head: 0,
-            in_flight: VecDeque::new(),
             next_seq: 1,
             entry_base,
             bindings: [None; 8],
@@ -126,35 +118,7 @@ impl Channel {
         // Submission `seq` is GPFIFO entry `entry_base + seq`: the progress release proves the
         // front end fetched it even if USERD's GPGet has not been written back yet.
         self.fifo.note_completed(self.entry_base + done);
-        while self.in_flight.front().is_some_and(|s| s.seq <= done) {
-            self.in_flight.pop_front();
-        }
-        if self.in_flight.is_empty() {
-            self.head = 0;
-        }
-    }
-
-    /// Where `bytes` fit now, if anywhere: the offset to copy them to.
-    fn place(&self, bytes: usize) -> Option<usize> {
-        let cap = self.pb.len();
-        let Some(oldest) = self.in_flight.front() else {
-            return (bytes <= cap).then_some(0);
-        };
-        let tail = oldest.start;
-        if self.head >= tail {
-            // Free: [head, cap) and [0, tail).
-            if self.head + bytes <= cap {
-                Some(self.head)
-            } else if bytes < tail {
-                Some(0)
-            } else {
-                None
-            }
-        } else if self.head + bytes < tail {
-            Some(self.head)
-        } else {
-            None
-        }
+        self.ring.reclaim(done);
     }
 
     /// Copies `push` (plus a progress release) into pushbuffer memory, writes a GPFIFO entry,
@@ -190,7 +154,7 @@ impl Channel {
         let start = clock.now_ns();
         let at = loop {
             self.reclaim();
-            if let Some(at) = self.place(bytes)
+            if let Some(at) = self.ring.place(bytes)
                 && self.fifo.has_slots(1)?
             {
                 break at;
@@ -207,12 +171,7 @@ impl Channel {
         let slot = self.fifo.push_entry(entry)?;
         self.fifo.kick(usermode)?;
 
-        self.in_flight.push_back(InFlight {
-            seq,
-            start: at,
-            end: at + bytes,
-        });
-        self.head = at + bytes;
+        self.ring.commit(at, bytes, seq);
         self.next_seq += 1;
         Ok(SubmitTicket {
             seq,
@@ -234,6 +193,6 @@ impl Channel {
 
     /// Bytes of pushbuffer memory held by submissions not yet consumed.
     pub fn bytes_in_flight(&self) -> usize {
-        self.in_flight.iter().map(|s| s.end - s.start).sum()
+        self.ring.bytes_live()
     }
 }

@@ -4,7 +4,6 @@
 //! operations a user calls: allocate, copy, load a kernel, launch, wait.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use nvbare_core::compute::{self, ComputeSetup, LocalMemory, PcasAction};
@@ -15,6 +14,7 @@ use nvbare_core::hal::Clock;
 use nvbare_core::launch::{self, ComputeContext, LaunchConfig};
 use nvbare_core::push::PushBuffer;
 use nvbare_core::qmd::{ConstantBuffer, QmdVersion};
+use nvbare_core::ring::Ring;
 use nvbare_core::sem::{self, Semaphore};
 use nvbare_core::shared::SharedMem;
 
@@ -62,9 +62,14 @@ const ARENA: u64 = 64 << 20;
 
 fn shared(buf: &Buffer, offset: u64, len: u64) -> Result<SharedMem, NvkError> {
     let p = buf.cpu_ptr()?;
-    assert!(offset + len <= buf.size);
+    if offset.checked_add(len).is_none_or(|end| end > buf.size) {
+        return Err(sub(format!(
+            "{len:#x} bytes at {offset:#x} do not fit the {:#x}-byte buffer at {:#x}",
+            buf.size, buf.gpu_va
+        )));
+    }
     // SAFETY: `buf` stays mapped for as long as the Gpu that owns it; the range is
-    // inside the mapping (asserted above).
+    // inside the mapping (checked above).
     Ok(unsafe { SharedMem::from_raw(p.add(offset as usize), len as usize, buf.gpu_va + offset) })
 }
 
@@ -155,8 +160,8 @@ impl LaunchTuning {
 /// value that last used them has passed.
 struct Arena {
     buf: Buffer,
-    head: u64,
-    live: VecDeque<(u64, u64, u64)>, // (start, end, timeline value)
+    /// Slots, each freed when the compute timeline passes its launch's value.
+    ring: Ring,
 }
 
 /// One launch's QMD and constant bank 0, and the arena slot they go to.
@@ -239,9 +244,8 @@ impl Gpu {
             compute_value: 0,
             copy_value: 0,
             arena: Arena {
+                ring: Ring::new(arena.size as usize),
                 buf: arena,
-                head: 0,
-                live: VecDeque::new(),
             },
             qmd_version,
             local: None,
@@ -460,44 +464,26 @@ impl Gpu {
         Ok(())
     }
 
+    /// An arena offset for `bytes` (a multiple of 256, so QMDs stay aligned),
+    /// waiting for older launches to finish when the arena is full.
     fn arena_take(&mut self, bytes: u64) -> Result<u64, NvkError> {
-        let cap = self.arena.buf.size;
-        let bytes = bytes.next_multiple_of(256);
         loop {
-            let done = self.compute_timeline.value();
-            while self.arena.live.front().is_some_and(|&(_, _, v)| v <= done) {
-                self.arena.live.pop_front();
+            self.arena.ring.reclaim(self.compute_timeline.value());
+            if let Some(at) = self.arena.ring.place(bytes as usize) {
+                return Ok(at as u64);
             }
-            let tail = self.arena.live.front().map(|&(s, _, _)| s);
-            let at = match tail {
-                None => Some(if self.arena.head + bytes <= cap {
-                    self.arena.head
-                } else {
-                    0
-                }),
-                Some(t) if self.arena.head >= t => {
-                    if self.arena.head + bytes <= cap {
-                        Some(self.arena.head)
-                    } else if bytes < t {
-                        Some(0)
-                    } else {
-                        None
-                    }
+            match self.arena.ring.oldest_value() {
+                Some(v) => self.wait_compute(v)?,
+                None => {
+                    return Err(sub(format!(
+                        "a launch needs {bytes:#x} bytes of QMD and constant bank 0; the arena has {:#x}",
+                        self.arena.buf.size
+                    )));
                 }
-                Some(t) => (self.arena.head + bytes < t).then_some(self.arena.head),
-            };
-            if let Some(at) = at {
-                self.arena.head = at + bytes;
-                return Ok(at);
             }
-            let (_, _, v) = self.arena.live[0];
-            self.wait_compute(v)?;
         }
     }
 
-    /// Writes a QMD and constant bank 0 for one launch into the arena; returns
-    /// the QMD's GPU address. `release` makes the grid's completion write that
-    /// timeline value; `value_for_arena` is the value after which the slot is free.
     /// Builds the QMD and constant bank 0 of one launch and takes an arena slot
     /// for them (written by [`Self::write_launch`]). `release` makes the grid's
     /// completion write that timeline value; `value_for_arena` is the value after
@@ -586,8 +572,8 @@ impl Gpu {
         }
         cbuf0.truncate(cbuf0_len as usize);
         self.arena
-            .live
-            .push_back((at, at + qmd_len + cbuf0_len, value_for_arena));
+            .ring
+            .commit(at as usize, (qmd_len + cbuf0_len) as usize, value_for_arena);
         Ok(Slot {
             at,
             qmd_va,

@@ -14,6 +14,7 @@ pub mod cubin;
 pub mod gpfifo;
 pub mod hal;
 pub mod launch;
+pub mod mirror;
 pub mod push;
 pub mod qmd;
 pub mod regs;

@@ -528,6 +528,12 @@ impl Qmd {
 
     /// Makes the grid write the 64-bit `payload` (with a timestamp at +8) to `va` (16-byte
     /// aligned) when it completes, using release slot `slot`.
+    ///
+    /// The release has no front-end membar of its own (`MEMBAR_TYPE_FE_NONE`, as tinygrad's
+    /// driver leaves it): every CTA already ends with the QMD's `CWD_MEMBAR_TYPE`
+    /// (L1 + sysmembar by default), so the grid's writes are visible before the front end
+    /// sees the grid complete. On the H200 the extra front-end sysmembar cost about 0.7 µs
+    /// of every launch's round trip (BENCHMARKS.md). [`Qmd::set_release_membar`] adds it.
     pub fn set_release(&mut self, slot: u32, va: u64, payload: u64) -> Result<(), QmdError> {
         let r = *self
             .layout()
@@ -550,8 +556,22 @@ impl Qmd {
         self.set(r.payload_upper, payload >> 32)?;
         self.set(r.structure_size, 0)?; // FOUR_WORDS: payload + timestamp
         self.set(r.payload64b, 1)?;
-        self.set(r.membar_type, 1)?; // FE_SYSMEMBAR
+        self.set(r.membar_type, 0)?; // FE_NONE
         self.set(r.enable, 1)
+    }
+
+    /// Makes release slot `slot` wait for a front-end sysmembar before writing
+    /// (`MEMBAR_TYPE_FE_SYSMEMBAR`), for QMDs whose CWD membar is off.
+    pub fn set_release_membar(&mut self, slot: u32, on: bool) -> Result<(), QmdError> {
+        let r = *self
+            .layout()
+            .releases
+            .get(slot as usize)
+            .ok_or(QmdError::NoSuchSlot {
+                what: "release semaphore",
+                index: slot,
+            })?;
+        self.set(r.membar_type, u64::from(on))
     }
 
     /// The first release slot not yet enabled.

@@ -61,6 +61,10 @@ pub struct BenchArgs {
     /// Only the launch figures (quick).
     #[arg(long)]
     pub launch_only: bool,
+    /// Instead of the figures: where a launch round trip's time goes, and
+    /// launch choices compared in one process.
+    #[arg(long, conflicts_with_all = ["json", "launch_only"])]
+    pub study: bool,
 }
 
 fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
@@ -214,6 +218,10 @@ pub fn run(a: &RunArgs) -> Result<(), NvkError> {
 /// `nvbare bench`.
 pub fn bench(a: &BenchArgs) -> Result<(), NvkError> {
     let mut gpu = open(&a.gpu)?;
+    if a.study {
+        print!("{}", crate::study::run(&mut gpu)?);
+        return Ok(());
+    }
     let f = bench::run(&mut gpu, a.launch_only)?;
     if a.json {
         println!("{}", f.to_json());

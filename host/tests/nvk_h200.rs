@@ -148,3 +148,43 @@ fn store_to_unmapped_address_is_reported() {
     println!("fault report: {msg}");
     assert!(msg.contains("fault"), "report names the fault: {msg}");
 }
+
+/// The completion release carries no front-end membar of its own (see
+/// `Qmd::set_release`): each CTA's CWD membar must make the grid's stores visible
+/// before the timeline moves. A kernel stores a fresh value, the CPU waits for the
+/// timeline and reads at once, 20 000 times, into host memory and into video
+/// memory (read back through BAR1).
+#[test]
+#[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
+fn kernel_stores_are_visible_when_the_timeline_moves() {
+    let mut gpu = Gpu::open(0).expect("open GPU");
+    let k = gpu.load(BENCH_CUBIN, "store_value").expect("load");
+    let host = gpu.alloc(0x8000, Placement::Host, true).unwrap();
+    let vram = gpu.alloc(0x8000, Placement::Vram, true).unwrap();
+    const N: u64 = 20_000;
+    let mut stale = [0u32; 2];
+    for i in 0..N {
+        let buf = if i % 2 == 0 { &host } else { &vram };
+        let slot = (i / 2 % 4096) as usize;
+        let value = 0x5eed_0000_0000 | i;
+        let mut params = (buf.gpu_va + 8 * slot as u64).to_le_bytes().to_vec();
+        params.extend_from_slice(&value.to_le_bytes());
+        let v = gpu.launch(&k, [1, 1, 1], [32, 1, 1], &params).unwrap();
+        gpu.wait_compute(v).unwrap();
+        // SAFETY: `slot` < 4096 indexes the 0x8000-byte CPU mapping; the kernel that
+        // wrote it has completed.
+        let seen = unsafe {
+            (buf.cpu_ptr().unwrap() as *const u64)
+                .add(slot)
+                .read_volatile()
+        };
+        if seen != value {
+            stale[(i % 2) as usize] += 1;
+        }
+    }
+    println!(
+        "{N} store-then-wait launches: stale reads {} of host memory, {} of video memory",
+        stale[0], stale[1]
+    );
+    assert_eq!(stale, [0, 0]);
+}

@@ -12,6 +12,7 @@ use nvbare_core::cubin::{Cubin, Kernel as CubinKernel, ModuleImage};
 use nvbare_core::gpfifo::{Channel, GpFifo, USERMODE_DOORBELL};
 use nvbare_core::hal::Clock;
 use nvbare_core::launch::{self, ComputeContext, LaunchConfig};
+use nvbare_core::mirror::MirroredMem;
 use nvbare_core::push::PushBuffer;
 use nvbare_core::qmd::{ConstantBuffer, QmdVersion};
 use nvbare_core::ring::Ring;
@@ -98,6 +99,8 @@ struct Template {
     grid: [u32; 3],
     block: [u32; 3],
     local: u32,
+    /// The tuning that shaped the QMD (`membar`, `invalidate`).
+    qmd_fields: (u64, bool),
     qmd: nvbare_core::qmd::Qmd,
     cbuf0: Vec<u8>,
 }
@@ -115,6 +118,13 @@ pub struct LaunchTuning {
     pub pcas: PcasAction,
     /// In `launch_many`, chain each QMD to the next instead of one PCAS each.
     pub chain: bool,
+    /// Store only the arena lines that differ from what was last written there
+    /// (default); off stores every byte of every launch.
+    pub mirror: bool,
+    /// The completion release also waits for a front-end sysmembar; off by
+    /// default, since the per-CTA `CWD_MEMBAR_TYPE` already makes the grid's
+    /// writes visible (see `Qmd::set_release`).
+    pub release_membar: bool,
 }
 
 impl Default for LaunchTuning {
@@ -124,6 +134,8 @@ impl Default for LaunchTuning {
             invalidate: true,
             pcas: PcasAction::PrefetchSchedule,
             chain: false,
+            mirror: true,
+            release_membar: false,
         }
     }
 }
@@ -149,6 +161,8 @@ impl LaunchTuning {
                     }
                 }
                 "chain" => t.chain = n != 0,
+                "mirror" => t.mirror = n != 0,
+                "relmembar" => t.release_membar = n != 0,
                 _ => {}
             }
         }
@@ -156,10 +170,24 @@ impl LaunchTuning {
     }
 }
 
+/// CPU time of launches by step, summed (see [`Gpu::profile`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaunchProfile {
+    /// Building the QMD and bank 0 and taking an arena slot.
+    pub prepare_ns: u64,
+    /// Storing them into the arena and building the pushbuffer.
+    pub write_ns: u64,
+    /// Pushbuffer and GPFIFO stores, fences, GPPut and the doorbell.
+    pub submit_ns: u64,
+    pub launches: u64,
+}
+
 /// A per-launch arena: a ring of QMD + cbuf0 slots, reused once the timeline
 /// value that last used them has passed.
 struct Arena {
     buf: Buffer,
+    /// The arena's CPU mapping with a shadow of what was written to it.
+    mem: MirroredMem,
     /// Slots, each freed when the compute timeline passes its launch's value.
     ring: Ring,
 }
@@ -169,8 +197,9 @@ struct Slot {
     at: u64,
     qmd_va: u64,
     qmd: nvbare_core::qmd::Qmd,
-    cbuf0: Vec<u8>,
-    qmd_len: u64,
+    /// The slot's bytes: the QMD's space (filled in by [`Gpu::write_launch`]),
+    /// then constant bank 0.
+    bytes: Vec<u8>,
 }
 
 /// The GPU.
@@ -184,6 +213,8 @@ pub struct Gpu {
     _sync_page: Buffer,
     compute_timeline: Semaphore,
     copy_timeline: Semaphore,
+    /// Written with a GPU timestamp when the front end reaches a stamped launch.
+    fetch_stamp: Semaphore,
     pub compute_value: u64,
     pub copy_value: u64,
     arena: Arena,
@@ -192,6 +223,8 @@ pub struct Gpu {
     pool: Pool,
     /// QMD choices for launches.
     pub tuning: LaunchTuning,
+    /// When set, launches add the CPU time of their steps here.
+    pub profile: Option<LaunchProfile>,
     _pbs: Vec<Buffer>,
 }
 
@@ -228,6 +261,7 @@ impl Gpu {
         let copy = Channel::new(xfifo, shared(&copy_pb, 0, COPY_PB)?, sem_at(0x180)?);
         let compute_timeline = sem_at(0)?;
         let copy_timeline = sem_at(0x40)?;
+        let fetch_stamp = sem_at(0x200)?;
         compute_timeline.signal_from_cpu(0);
         copy_timeline.signal_from_cpu(0);
 
@@ -241,16 +275,19 @@ impl Gpu {
             _sync_page: sync_page,
             compute_timeline,
             copy_timeline,
+            fetch_stamp,
             compute_value: 0,
             copy_value: 0,
             arena: Arena {
                 ring: Ring::new(arena.size as usize),
+                mem: MirroredMem::new(shared(&arena, 0, arena.size)?).map_err(sub)?,
                 buf: arena,
             },
             qmd_version,
             local: None,
             pool: Pool::default(),
             tuning: LaunchTuning::from_env(),
+            profile: None,
             _pbs: vec![compute_pb, copy_pb],
         };
         gpu.setup_engines()?;
@@ -512,26 +549,29 @@ impl Gpu {
         let at = self.arena_take(qmd_len + cbuf0_len)?;
         let qmd_va = self.arena.buf.gpu_va + at;
         let cbuf0_va = qmd_va + qmd_len;
+        let qmd_fields = (self.tuning.membar, self.tuning.invalidate);
         let mut t = k.template.borrow_mut();
-        let reuse = t
-            .as_ref()
-            .is_some_and(|t| t.grid == grid && t.block == block && t.local == local)
-            && params.len() == k.info.param_size as usize;
-        let (mut qmd, mut cbuf0) = if reuse {
+        let reuse = t.as_ref().is_some_and(|t| {
+            t.grid == grid && t.block == block && t.local == local && t.qmd_fields == qmd_fields
+        }) && params.len() == k.info.param_size as usize;
+        // The slot image: QMD space (written last, in `write_launch`), then bank 0.
+        let mut bytes = vec![0u8; (qmd_len + cbuf0_len) as usize];
+        let bank = &mut bytes[qmd_len as usize..];
+        let mut qmd = if reuse {
             // Same shape: only bank 0's address and the parameters differ.
             let t = t.as_ref().expect("checked above");
             let mut qmd = t.qmd.clone();
-            let size = t.cbuf0.len() as u32;
             qmd.set_constant_buffer(ConstantBuffer {
                 index: 0,
                 va: cbuf0_va,
-                size,
+                size: t.cbuf0.len() as u32,
             })
             .map_err(sub)?;
-            let mut cbuf0 = t.cbuf0.clone();
+            let n = t.cbuf0.len().min(bank.len());
+            bank[..n].copy_from_slice(&t.cbuf0[..n]);
             let off = k.info.param_offset as usize;
-            cbuf0[off..off + params.len()].copy_from_slice(params);
-            (qmd, cbuf0)
+            bank[off..off + params.len()].copy_from_slice(params);
+            qmd
         } else {
             let cfg = LaunchConfig {
                 grid,
@@ -556,21 +596,26 @@ impl Gpu {
                     p.qmd.set(f, 0).map_err(sub)?;
                 }
             }
+            let n = p.cbuf0.len().min(bank.len());
+            bank[..n].copy_from_slice(&p.cbuf0[..n]);
             *t = Some(Template {
                 grid,
                 block,
                 local,
+                qmd_fields,
                 qmd: p.qmd.clone(),
-                cbuf0: p.cbuf0.clone(),
+                cbuf0: p.cbuf0,
             });
-            (p.qmd, p.cbuf0)
+            p.qmd
         };
         drop(t);
         if let Some(value) = release {
             qmd.set_release(0, self.compute_timeline.gpu_va(), value)
                 .map_err(sub)?;
+            if self.tuning.release_membar {
+                qmd.set_release_membar(0, true).map_err(sub)?;
+            }
         }
-        cbuf0.truncate(cbuf0_len as usize);
         self.arena
             .ring
             .commit(at as usize, (qmd_len + cbuf0_len) as usize, value_for_arena);
@@ -578,17 +623,23 @@ impl Gpu {
             at,
             qmd_va,
             qmd,
-            cbuf0,
-            qmd_len,
+            bytes,
         })
     }
 
     /// Writes a prepared launch into its arena slot.
-    fn write_launch(&self, s: &Slot) -> Result<(), NvkError> {
-        let slot = shared(&self.arena.buf, s.at, s.qmd_len + s.cbuf0.len() as u64)?;
-        slot.write_bytes(s.qmd_len as usize, &s.cbuf0)
-            .map_err(sub)?;
-        slot.write_words(0, s.qmd.words()).map_err(sub)
+    fn write_launch(&mut self, s: &mut Slot) -> Result<(), NvkError> {
+        for (chunk, w) in s.bytes.chunks_exact_mut(4).zip(s.qmd.words()) {
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
+        if !self.tuning.mirror {
+            self.arena.mem.forget(s.at as usize, s.bytes.len());
+        }
+        self.arena
+            .mem
+            .write(s.at as usize, &s.bytes)
+            .map(|_| ())
+            .map_err(sub)
     }
 
     /// Launches `k` over `grid` × `block` with `params` (the kernel's parameter
@@ -600,15 +651,89 @@ impl Gpu {
         block: [u32; 3],
         params: &[u8],
     ) -> Result<u64, NvkError> {
+        self.launch_after(PushBuffer::with_capacity(4), k, grid, block, params)
+    }
+
+    /// [`Self::launch`], with the front end first writing its GPU time when it
+    /// reaches the launch (read back with [`Self::last_stamps`]): where a round
+    /// trip's time goes.
+    pub fn launch_stamped(
+        &mut self,
+        k: &Kernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &[u8],
+    ) -> Result<u64, NvkError> {
+        let mut pb = PushBuffer::with_capacity(12);
+        let stamp = sem::HostRelease {
+            wait_for_idle: false,
+            timestamp: true,
+        };
+        sem::host_release(
+            &mut pb,
+            self.fetch_stamp.gpu_va(),
+            self.compute_value + 1,
+            stamp,
+        )
+        .map_err(sub)?;
+        self.launch_after(pb, k, grid, block, params)
+    }
+
+    /// Publishes the compute channel's GPFIFO again and rings its doorbell, with
+    /// nothing new in it (what a submission's kick costs; the front end finds no
+    /// new entries).
+    pub fn rekick(&self) -> Result<(), NvkError> {
+        self.compute.fifo().kick(&self.doorbell).map_err(sub)
+    }
+
+    /// GPU times (ns) of the last stamped launch: when the front end reached it,
+    /// and when its grid's completion was released.
+    pub fn last_stamps(&self) -> (u64, u64) {
+        (
+            self.fetch_stamp.timestamp(),
+            self.compute_timeline.timestamp(),
+        )
+    }
+
+    /// The GPU's timer (ns; the clock of semaphore timestamps), read through the
+    /// usermode page (`NVC361_TIME_1` / `TIME_0`).
+    pub fn gpu_time_ns(&self) -> u64 {
+        use nvbare_core::hal::Bar0;
+        loop {
+            let hi = self.doorbell.read32(0x84);
+            let lo = self.doorbell.read32(0x80);
+            if self.doorbell.read32(0x84) == hi {
+                return (u64::from(hi) << 32) | u64::from(lo);
+            }
+        }
+    }
+
+    fn launch_after(
+        &mut self,
+        mut pb: PushBuffer,
+        k: &Kernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        params: &[u8],
+    ) -> Result<u64, NvkError> {
+        let t0 = self.profile.is_some().then(Instant::now);
         let value = self.compute_value + 1;
-        let s = self.prepare(k, grid, block, params, Some(value), value)?;
-        self.write_launch(&s)?;
-        let mut pb = PushBuffer::with_capacity(4);
+        let mut s = self.prepare(k, grid, block, params, Some(value), value)?;
+        let t1 = t0.map(|_| Instant::now());
+        self.write_launch(&mut s)?;
         compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
+        let t2 = t0.map(|_| Instant::now());
         self.compute
             .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)
             .map_err(sub)?;
         self.compute_value = value;
+        if let (Some(p), Some(t0), Some(t1), Some(t2)) = (self.profile.as_mut(), t0, t1, t2) {
+            let t3 = Instant::now();
+            p.prepare_ns += (t1 - t0).as_nanos() as u64;
+            p.write_ns += (t2 - t1).as_nanos() as u64;
+            p.submit_ns += (t3 - t2).as_nanos() as u64;
+            p.launches += 1;
+        }
         Ok(value)
     }
 
@@ -629,12 +754,12 @@ impl Gpu {
         let mut prev: Option<Slot> = None;
         for i in 0..count {
             let release = (i + 1 == count).then_some(value);
-            let s = self.prepare(k, grid, block, params, release, value)?;
+            let mut s = self.prepare(k, grid, block, params, release, value)?;
             if self.tuning.chain {
                 match prev.take() {
                     Some(mut p) => {
                         p.qmd.set_dependent(s.qmd_va).map_err(sub)?;
-                        self.write_launch(&p)?;
+                        self.write_launch(&mut p)?;
                     }
                     None => {
                         compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?
@@ -642,12 +767,12 @@ impl Gpu {
                 }
                 prev = Some(s);
             } else {
-                self.write_launch(&s)?;
+                self.write_launch(&mut s)?;
                 compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
             }
         }
-        if let Some(p) = prev {
-            self.write_launch(&p)?;
+        if let Some(mut p) = prev {
+            self.write_launch(&mut p)?;
         }
         self.compute
             .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)

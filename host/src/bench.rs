@@ -39,10 +39,8 @@ fn median5(mut f: impl FnMut() -> Result<f64, NvkError>) -> Result<f64, NvkError
 /// Runs every benchmark on `gpu` (`launch_only`: just the launch figures).
 pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
-    let copy16 = gpu.load(
-        BENCH_CUBIN,
-        &std::env::var("NVBARE_D2D_KERNEL").unwrap_or_else(|_| "copy16".into()),
-    )?;
+    let d2d_kernel = std::env::var("NVBARE_D2D_KERNEL").unwrap_or_else(|_| "copy_flat".into());
+    let copy16 = gpu.load(BENCH_CUBIN, &d2d_kernel)?;
     // Warm up for half a second of back-to-back launches, so the GPU has left its
     // idle clocks before anything is timed (cuda_base, run right after, inherits
     // the same warm GPU).
@@ -106,21 +104,16 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     params.extend_from_slice(&d1.gpu_va.to_le_bytes());
     params.extend_from_slice(&n16.to_le_bytes());
     let sms = gpu.dev.gr.sm_count.max(1);
-    let (blocks_per_sm, threads) = d2d_shape();
+    let (grid, block) = d2d_shape(&d2d_kernel, n16, sms);
     f.d2d_sm_gbps = median5(|| {
         let t = Instant::now();
-        let v = gpu.launch(
-            &copy16,
-            [sms * blocks_per_sm, 1, 1],
-            [threads, 1, 1],
-            &params,
-        )?;
+        let v = gpu.launch(&copy16, grid, block, &params)?;
         gpu.wait_compute(v)?;
         Ok(gbps(t))
     })?;
     // Both engines at once: the SM kernel copies most of it while the copy
-    // engine takes a slice sized to its share of the bandwidth.
-    let ce_part = (size as f64 * ce_share()) as u64 / 4096 * 4096;
+    // engine takes a slice sized to its measured share of the bandwidth.
+    let ce_part = (size as f64 * ce_share(f.d2d_ce_gbps, f.d2d_sm_gbps)) as u64 / 4096 * 4096;
     let sm_part = size - ce_part;
     let mut split_params = Vec::new();
     split_params.extend_from_slice(&d0.gpu_va.to_le_bytes());
@@ -129,12 +122,8 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     f.d2d_both_gbps = median5(|| {
         let t = Instant::now();
         let c = gpu.copy(d1.gpu_va + sm_part, d0.gpu_va + sm_part, ce_part)?;
-        let v = gpu.launch(
-            &copy16,
-            [sms * blocks_per_sm, 1, 1],
-            [threads, 1, 1],
-            &split_params,
-        )?;
+        let (grid, block) = d2d_shape(&d2d_kernel, sm_part / 16, sms);
+        let v = gpu.launch(&copy16, grid, block, &split_params)?;
         gpu.wait_compute(v)?;
         gpu.wait_copy(c)?;
         Ok(gbps(t))
@@ -170,25 +159,39 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     Ok(f)
 }
 
-/// The copy engine's share of a combined device-to-device copy
-/// (`NVBARE_CE_SHARE`, default 0.045: about 94 of 2050 GB/s on the H200).
-fn ce_share() -> f64 {
+/// The copy engine's share of a combined device-to-device copy: its part of the
+/// two engines' measured bandwidth (`NVBARE_CE_SHARE` overrides).
+fn ce_share(ce_gbps: f64, sm_gbps: f64) -> f64 {
     std::env::var("NVBARE_CE_SHARE")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0.045)
+        .unwrap_or(ce_gbps / (ce_gbps + sm_gbps).max(1.0))
 }
 
-/// Blocks per SM and threads per block of the SM copy kernel
-/// (`NVBARE_D2D=BLOCKS_PER_SM,THREADS` overrides the default 8,512).
-fn d2d_shape() -> (u32, u32) {
-    std::env::var("NVBARE_D2D")
+/// Grid and block of the SM copy kernel for `n16` 16-byte elements. The
+/// `copy_flat*` kernels take one (or two) elements per thread over a grid that
+/// covers the copy; the grid-stride kernels get a number of blocks per SM.
+/// `NVBARE_D2D=A,THREADS` sets the elements per thread (flat) or the blocks per
+/// SM (grid-stride), and the threads per block; the default is 1,256 (flat) and
+/// 8,512 (grid-stride).
+fn d2d_shape(kernel: &str, n16: u64, sms: u32) -> ([u32; 3], [u32; 3]) {
+    let flat = kernel.starts_with("copy_flat");
+    let per_thread: u64 = if kernel == "copy_flat2" { 2 } else { 1 };
+    let (a, threads) = std::env::var("NVBARE_D2D")
         .ok()
         .and_then(|s| {
             let (a, b) = s.split_once(',')?;
-            Some((a.parse().ok()?, b.parse().ok()?))
+            Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
         })
-        .unwrap_or((8, 512))
+        .unwrap_or(if flat { (1, 256) } else { (8, 512) });
+    let threads = threads.max(1);
+    let blocks = if flat {
+        n16.div_ceil(per_thread * u64::from(threads))
+            .clamp(1, u64::from(i32::MAX as u32)) as u32
+    } else {
+        sms * a.max(1)
+    };
+    ([blocks, 1, 1], [threads, 1, 1])
 }
 
 impl Figures {

@@ -208,7 +208,7 @@ pub struct Device {
     /// The asynchronous copy engine the copy channel runs on, when it has a
     /// channel group of its own.
     pub copy_engine: Option<u32>,
-    /// Why the last attempt at a copy channel group of its own failed, if it did.
+    /// Why each attempt at a copy channel group of its own failed, if they did.
     pub copy_group_error: Option<String>,
 }
 
@@ -543,6 +543,17 @@ impl Device {
         self.release(&buf);
     }
 
+    /// Adds one engine's refusal to [`Self::copy_group_error`].
+    fn note_copy_error(&mut self, e: String) {
+        match &mut self.copy_group_error {
+            Some(all) => {
+                all.push_str("; ");
+                all.push_str(&e);
+            }
+            None => self.copy_group_error = Some(e),
+        }
+    }
+
     /// Creates the compute and copy channels in one channel group, sharing one
     /// VA-space context, with rings and USERD in one video-memory area.
     pub fn create_channels(&mut self, entries: u32) -> Result<(), NvkError> {
@@ -625,14 +636,21 @@ impl Device {
             };
             dev.rm
                 .control(handle, cmd::NVC36F_GPFIFO_GET_WORK_SUBMIT_TOKEN, &mut tok)?;
-            let base = va_alloc(true, 0x400_0000, 0x1000)?;
+            // UVM maps a channel's context buffers into a VA range it is given;
+            // a channel without a context share (a copy engine's own group, which
+            // has no engine context) gets an empty range, as CUDA gives it.
+            let (base, length) = if ctxshare == Handle::default() {
+                (0, 0)
+            } else {
+                (va_alloc(true, 0x400_0000, 0x1000)?, 0x400_0000)
+            };
             let mut rc = sys::UvmRegisterChannelParams {
                 gpu_uuid: dev.uuid,
                 rm_ctrl_fd: dev.rm.ctl_fd(),
                 h_client: dev.rm.root(),
                 h_channel: handle,
                 base,
-                length: 0x400_0000,
+                length,
                 ..Default::default()
             };
             dev.uvm.call(&mut rc, "UVM_REGISTER_CHANNEL")?;
@@ -654,8 +672,10 @@ impl Device {
         };
         // The copy channel gets a channel group of its own on an asynchronous copy
         // engine, so copies run beside kernels instead of taking turns with them in
-        // the graphics group; where no such engine takes it, it joins the graphics
-        // group (as tinygrad's driver always does).
+        // the graphics group. As CUDA does it (traced on the H200): the group names
+        // the VA space and the engine, and there is no context share. Where no such
+        // engine takes it, the copy channel joins the graphics group (as tinygrad's
+        // driver always does).
         let mut copy = None;
         for ce in [2, 1, 3, 4] {
             let Some(et) = engine_type::copy(ce) else {
@@ -663,6 +683,7 @@ impl Device {
             };
             let mut cg = ChannelGroupAllocParams {
                 engine_type: et,
+                h_va_space: self.vaspace,
                 ..Default::default()
             };
             let g = match self
@@ -671,24 +692,15 @@ impl Device {
             {
                 Ok(g) => g,
                 Err(e) => {
-                    self.copy_group_error = Some(format!("COPY{ce} channel group: {e}"));
+                    self.note_copy_error(format!("COPY{ce} channel group: {e}"));
                     continue;
                 }
             };
-            let mut cs = CtxShareAllocParams {
-                h_va_space: self.vaspace,
-                flags: ctxshare_flags::SUBCONTEXT.encode(ctxshare_flags::SUBCONTEXT_ASYNC),
-                ..Default::default()
-            };
-            let made = self
-                .rm
-                .alloc(g, cls::FERMI_CONTEXT_SHARE_A, Some(&mut cs))
-                .and_then(|cx| make(self, g, cx, et, slot, copy_class))
-                .and_then(|ch| {
-                    self.rm
-                        .control(g, cmd::NVA06C_GPFIFO_SCHEDULE, &mut sched)
-                        .map(|()| ch)
-                });
+            let made = make(self, g, Handle::default(), 0, slot, copy_class).and_then(|ch| {
+                self.rm
+                    .control(g, cmd::NVA06C_GPFIFO_SCHEDULE, &mut sched)
+                    .map(|()| ch)
+            });
             match made {
                 Ok(ch) => {
                     self.copy_engine = Some(ce);
@@ -696,7 +708,7 @@ impl Device {
                     break;
                 }
                 Err(e) => {
-                    self.copy_group_error = Some(format!("COPY{ce}: {e}"));
+                    self.note_copy_error(format!("COPY{ce}: {e}"));
                     let _ = self.rm.free(self.device, g);
                 }
             }

@@ -348,12 +348,17 @@ impl GpFifo {
     /// does not prove it: on the kernel-driver path USERD sits in video memory
     /// behind BAR1, where every CPU read is a PCIe round trip (about a microsecond).
     fn has_slots(&self, n: u32) -> Result<bool, GpFifoError> {
-        let known = self.gp_completed.get().max(self.known_completed);
-        let free_known = self.entries as u64 - 1 - (self.submitted - known);
-        if free_known >= n as u64 {
+        if self.has_known_slots(n) {
             return Ok(true);
         }
         Ok(self.free_slots()? >= n)
+    }
+
+    /// Whether what is already known (no read of USERD) proves `n` slots free.
+    pub fn has_known_slots(&self, n: u32) -> bool {
+        let known = self.gp_completed.get().max(self.known_completed);
+        let free_known = self.entries as u64 - 1 - (self.submitted - known);
+        free_known >= n as u64
     }
 
     /// Writes `entry` into the next slot without publishing it. Fails with

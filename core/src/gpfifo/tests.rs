@@ -206,3 +206,41 @@ fn channel_trusts_progress_when_userd_gp_get_lags() {
     assert_eq!((t.seq, t.slot), (4, 3));
     assert_eq!(ch.fifo().pending().unwrap(), 2);
 }
+
+#[test]
+fn channel_reads_progress_only_when_known_room_runs_out() {
+    use crate::push::{PushBuffer, Subchannel};
+    use crate::sem::Semaphore;
+    let mut ring = vec![0u64; 8];
+    let mut userd = vec![0u64; USERD_SIZE / 8];
+    let mut pbmem = vec![0u64; 16]; // 128 bytes: two 44-byte segments fit, a third does not
+    let mut semmem = vec![0u64; 2];
+    let f = GpFifo::new(
+        "copy",
+        mem(&mut ring, 0x1000),
+        mem(&mut userd, 0x2000),
+        8,
+        7,
+        0x90,
+    )
+    .unwrap();
+    let sem = Semaphore::new(mem(&mut semmem, 0x3000)).unwrap();
+    let mut ch = Channel::new(f, mem(&mut pbmem, 0x4000), sem.clone());
+    let bell = Doorbells(RefCell::new(Vec::new()));
+    let clock = FakeClock(Cell::new(0));
+    let mut pb = PushBuffer::new();
+    pb.method(Subchannel::COPY, 0x300, &[1, 2, 3, 4]).unwrap(); // 44 bytes with progress
+    ch.submit(&bell, &clock, 10_000, &pb).unwrap();
+    sem.signal_from_cpu(1);
+    // Room is known without looking: the first segment is not reclaimed yet.
+    assert_eq!(
+        ch.submit(&bell, &clock, 10_000, &pb).unwrap().va,
+        0x4000 + 44
+    );
+    assert_eq!(ch.bytes_in_flight(), 88);
+    // No known room left: now the progress is read, both segments are freed, and the
+    // emptied ring starts again at 0.
+    sem.signal_from_cpu(2);
+    assert_eq!(ch.submit(&bell, &clock, 10_000, &pb).unwrap().va, 0x4000);
+    assert_eq!(ch.bytes_in_flight(), 44);
+}

@@ -153,6 +153,28 @@ pub struct VaSpaceAllocParamsV580 {
     pub _pad1: u32,
 }
 
+/// Parameters for a copy-engine object such as `HOPPER_DMA_COPY_A`
+/// (`NVB0B5_ALLOCATION_PARAMETERS`, `class/clb0b5sw.h`): which copy engine the object
+/// binds to. Without them RM picks a default engine, which need not be the one the
+/// channel's group was created for.
+#[repr(C)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+pub struct CopyEngineAllocParams {
+    /// `version`: [`Self::VERSION_INSTANCE`] or [`Self::VERSION_ENGINE_TYPE`].
+    pub version: u32,
+    /// `engineType`: a copy-engine instance (version 0) or an `NV2080_ENGINE_TYPE` (version 1).
+    pub engine_type: u32,
+}
+
+impl CopyEngineAllocParams {
+    /// `NVB0B5_ALLOCATION_PARAMETERS_VERSION_0`: `engine_type` is a CE instance number.
+    pub const VERSION_INSTANCE: u32 = 0;
+    /// `NVB0B5_ALLOCATION_PARAMETERS_VERSION_1`: `engine_type` is an `NV2080_ENGINE_TYPE`.
+    pub const VERSION_ENGINE_TYPE: u32 = 1;
+}
+
 /// Parameters for a TSG, `KEPLER_CHANNEL_GROUP_A` (`NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS`,
 /// `nvos.h`).
 #[repr(C)]

@@ -128,6 +128,8 @@ pub fn common() -> Vec<Claim> {
 fn alloc_flag_claims() -> Vec<Claim> {
     use nvos32_alloc_flags as af;
     claims![
+        value "NVB0B5_ALLOCATION_PARAMETERS_VERSION_0" => CopyEngineAllocParams::VERSION_INSTANCE;
+        value "NVB0B5_ALLOCATION_PARAMETERS_VERSION_1" => CopyEngineAllocParams::VERSION_ENGINE_TYPE;
         value "NV_DEVICE_ALLOCATION_VAMODE_OPTIONAL_MULTIPLE_VASPACES" => device_va_mode::OPTIONAL_MULTIPLE_VASPACES;
         value "NV_DEVICE_ALLOCATION_VAMODE_SINGLE_VASPACE" => device_va_mode::SINGLE_VASPACE;
         value "NV_DEVICE_ALLOCATION_VAMODE_MULTIPLE_VASPACES" => device_va_mode::MULTIPLE_VASPACES;

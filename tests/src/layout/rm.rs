@@ -21,6 +21,7 @@ const HEADERS: &[&str] = &[
     "class/cl0080.h",
     "class/cl2080.h",
     "class/cl83de.h",
+    "class/clb0b5sw.h",
     "alloc/alloc_channel.h",
     "ctrl/ctrlxxxx.h",
     "ctrl/ctrl0000/ctrl0000system.h",
@@ -249,6 +250,10 @@ fn nvos_and_alloc() -> Vec<Struct> {
             "offset" => offset,
             "limit" => limit,
             "hVASpace" => h_va_space,
+        }),
+        layout!("NVB0B5_ALLOCATION_PARAMETERS" => CopyEngineAllocParams {
+            "version" => version,
+            "engineType" => engine_type,
         }),
         layout!("NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS" => ChannelGroupAllocParams {
             "hObjectError" => h_object_error,

@@ -4,8 +4,8 @@
 //! the copy channel a channel group of its own on an asynchronous copy engine.
 
 use nvbare_gsp::rm::alloc::{
-    ChannelAllocParams, ChannelGroupAllocParams, CtxShareAllocParams, DebuggerAllocParams,
-    MemoryAllocParams,
+    ChannelAllocParams, ChannelGroupAllocParams, CopyEngineAllocParams, CtxShareAllocParams,
+    DebuggerAllocParams, MemoryAllocParams,
 };
 use nvbare_gsp::rm::alloc_flags::{ctxshare_flags, engine_type, nvos32_type};
 use nvbare_gsp::rm::classes as cls;
@@ -83,7 +83,8 @@ impl Device {
                     ctxshare: Handle,
                     engine_type: u32,
                     offset: u64,
-                    engine_class: u32|
+                    engine_class: u32,
+                    copy_instance: Option<u32>|
          -> Result<RmChannel, NvkError> {
             let mut p = ChannelAllocParams {
                 h_object_error: notifier.handle,
@@ -97,7 +98,19 @@ impl Device {
             p.h_userd_memory[0] = area.handle;
             p.userd_offset[0] = offset + ring_bytes;
             let handle = dev.rm.alloc(group, dev.classes.gpfifo, Some(&mut p))?;
-            let engine = dev.rm.alloc::<u8>(handle, engine_class, None)?;
+            // A copy object names its engine instance, as CUDA's do; without it RM
+            // binds a default engine, which moved the channel to the graphics
+            // runlist and made UVM refuse it (work-submit token runlist 0).
+            let engine = match copy_instance {
+                Some(instance) => {
+                    let mut cp = CopyEngineAllocParams {
+                        version: CopyEngineAllocParams::VERSION_INSTANCE,
+                        engine_type: instance,
+                    };
+                    dev.rm.alloc(handle, engine_class, Some(&mut cp))?
+                }
+                None => dev.rm.alloc::<u8>(handle, engine_class, None)?,
+            };
             if engine_class == dev.classes.compute {
                 let mut dbg = DebuggerAllocParams {
                     h_app_client: dev.rm.root(),
@@ -141,7 +154,7 @@ impl Device {
         let compute_class = self.classes.compute;
         let copy_class = self.classes.copy;
         let group = self.channel_group;
-        let compute = make(self, group, ctxshare, 0, 0, compute_class)?;
+        let compute = make(self, group, ctxshare, 0, 0, compute_class, None)?;
         let mut sched = ctrl::GpfifoSchedule {
             b_enable: 1,
             b_skip_submit: 0,
@@ -173,11 +186,12 @@ impl Device {
                     continue;
                 }
             };
-            let made = make(self, g, Handle::default(), 0, slot, copy_class).and_then(|ch| {
-                self.rm
-                    .control(g, cmd::NVA06C_GPFIFO_SCHEDULE, &mut sched)
-                    .map(|()| ch)
-            });
+            let made =
+                make(self, g, Handle::default(), 0, slot, copy_class, Some(ce)).and_then(|ch| {
+                    self.rm
+                        .control(g, cmd::NVA06C_GPFIFO_SCHEDULE, &mut sched)
+                        .map(|()| ch)
+                });
             match made {
                 Ok(ch) => {
                     self.copy_engine = Some(ce);
@@ -192,7 +206,7 @@ impl Device {
         }
         let copy = match copy {
             Some(c) => c,
-            None => make(self, group, ctxshare, 0, slot, copy_class)?,
+            None => make(self, group, ctxshare, 0, slot, copy_class, None)?,
         };
         self.rm
             .control(self.channel_group, cmd::NVA06C_GPFIFO_SCHEDULE, &mut sched)?;

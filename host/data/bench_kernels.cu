@@ -32,6 +32,13 @@ extern "C" __global__ void copy_flat2(const uint4 *__restrict__ src, uint4 *__re
     }
 }
 
+// Spins for `cycles` SM clocks (a kernel that keeps the compute engine busy while
+// another engine's work is checked for running beside it).
+extern "C" __global__ void spin_cycles(unsigned long long cycles) {
+    long long start = clock64();
+    while ((unsigned long long)(clock64() - start) < cycles) {}
+}
+
 // Stores a value to an address given as a parameter (an unmapped address makes an MMU fault).
 extern "C" __global__ void store_value(unsigned long long *addr, unsigned long long value) {
     if (threadIdx.x == 0 && blockIdx.x == 0) *addr = value;

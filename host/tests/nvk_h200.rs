@@ -188,3 +188,40 @@ fn kernel_stores_are_visible_when_the_timeline_moves() {
     );
     assert_eq!(stale, [0, 0]);
 }
+
+/// The copy channel has a channel group of its own on an asynchronous copy
+/// engine: a copy finishes while a kernel that spins for ~0.2 s is still running.
+#[test]
+#[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
+fn copies_run_beside_a_running_kernel() {
+    let mut gpu = Gpu::open(0).expect("open GPU");
+    assert!(
+        gpu.dev.copy_engine.is_some(),
+        "copy channel shares the graphics group: {:?}",
+        gpu.dev.copy_group_error
+    );
+    let k = gpu.load(BENCH_CUBIN, "spin_cycles").expect("load");
+    let bytes = 64u64 << 20;
+    let host = gpu.alloc(bytes, Placement::Host, true).unwrap();
+    let vram = gpu.alloc(bytes, Placement::Vram, false).unwrap();
+    let t = std::time::Instant::now();
+    let spin = gpu
+        .launch(&k, [1, 1, 1], [1, 1, 1], &400_000_000u64.to_le_bytes())
+        .unwrap();
+    let c = gpu.copy(vram.gpu_va, host.gpu_va, bytes).unwrap();
+    gpu.wait_copy(c).unwrap();
+    let copied = t.elapsed();
+    let kernel_running = gpu.compute_done() < spin;
+    gpu.wait_compute(spin).unwrap();
+    println!(
+        "64 MiB copy done after {:.1} ms with the kernel {}; kernel done after {:.1} ms",
+        copied.as_secs_f64() * 1e3,
+        if kernel_running {
+            "still running"
+        } else {
+            "finished"
+        },
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    assert!(kernel_running);
+}

@@ -40,10 +40,12 @@ int ioctl(int fd, unsigned long req, ...) {
   uint8_t before[64], raw[48], pre[256];
   int have_pre = 0;
   if (k == 2 && arg) memcpy(before, arg, 64);
-  if (k == 1 && arg && (req & 0xff) == 0x2b && ((req >> 16) & 0x3fff) == 48) {
-    memcpy(raw, arg, 48);
+  unsigned rsize = (req >> 16) & 0x3fff;
+  if (k == 1 && arg && (req & 0xff) == 0x2b && (rsize == 48 || rsize == 32)) {
+    memcpy(raw, arg, rsize);
     void *p = *(void **)((char *)arg + 16);
-    if (p) { memcpy(pre, p, 256); have_pre = 1; }
+    unsigned ps = ((uint32_t *)arg)[rsize == 48 ? 8 : 6];
+    if (p) { memcpy(pre, p, ps && ps < 256 ? ps : 256); have_pre = 1; }
   }
   int rc = real_ioctl(fd, req, arg);
   if (!k || !arg) return rc;
@@ -60,6 +62,10 @@ int ioctl(int fd, unsigned long req, ...) {
     if (have_pre) hex(pre, 256);
     fprintf(out, " p=");
     if (p) hex(p, ps > 512 ? 512 : ps);
+    fprintf(out, "\n");
+  } else if (nr == 0x2b && size == 32) {  // NVOS21
+    fprintf(out, "ALLOC21 cls=%#x parent=%#x new=%#x st=%#x psize=%u pre=", w[3], w[1], w[2], w[7], w[6]);
+    if (have_pre) hex(pre, w[6] && w[6] < 256 ? w[6] : 256);
     fprintf(out, "\n");
   } else if (nr == 0x2a) {  // NVOS54
     void *p = *(void **)((char *)arg + 16); uint32_t ps = w[6];

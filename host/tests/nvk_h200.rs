@@ -190,7 +190,8 @@ fn kernel_stores_are_visible_when_the_timeline_moves() {
 }
 
 /// The copy channel has a channel group of its own on an asynchronous copy
-/// engine: a copy finishes while a kernel that spins for ~0.2 s is still running.
+/// engine: a copy finishes while a kernel that spins for a few tenths of a second
+/// (400 M SM clocks) is still running.
 #[test]
 #[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
 fn copies_run_beside_a_running_kernel() {

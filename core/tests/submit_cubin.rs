@@ -126,7 +126,7 @@ fn kernels_match_cuobjdump_for_every_arch() {
         let dump = read_dump(sm);
         assert_eq!(cubin.sm, sm);
         assert_eq!(dump.sm, sm);
-        let mut names: Vec<&str> = cubin.kernels.iter().map(|k| k.name).collect();
+        let mut names: Vec<&str> = cubin.kernels.iter().map(|k| &*k.name).collect();
         names.sort();
         let mut want = KERNELS.to_vec();
         want.sort();
@@ -174,7 +174,7 @@ fn kernels_match_cuobjdump_for_every_arch() {
                 "sm_{sm} {} shared",
                 k.name
             );
-            let attrs = &dump.kernel[k.name];
+            let attrs = &dump.kernel[&*k.name];
             let get = |a: &str| {
                 attrs
                     .iter()
@@ -361,4 +361,19 @@ fn fuzz_regressions_do_not_panic() {
         }
     }
     assert!(n >= 1);
+}
+
+#[test]
+fn an_owned_kernel_record_outlives_the_cubin_bytes() {
+    let owned = {
+        let bytes = cubin_bytes(90);
+        let cubin = Cubin::parse(&bytes).unwrap();
+        let k = cubin.kernel("vector_add").unwrap().clone();
+        let owned = k.clone().into_owned();
+        assert_eq!(owned, k);
+        owned
+        // `bytes` and `cubin` are gone here.
+    };
+    assert_eq!(owned.name, "vector_add");
+    assert_eq!(owned.param_size, 28);
 }

@@ -11,6 +11,7 @@ pub mod elf;
 mod image;
 pub mod info;
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -139,8 +140,8 @@ pub struct ConstantBank {
 /// What a kernel needs to launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kernel<'a> {
-    /// Symbol name.
-    pub name: &'a str,
+    /// Symbol name (borrowed from the cubin; [`Kernel::into_owned`] detaches it).
+    pub name: Cow<'a, str>,
     /// Section index of `.text.<name>`.
     pub text_section: usize,
     /// Code bytes.
@@ -171,6 +172,19 @@ pub struct Kernel<'a> {
     pub required_block: Option<[u32; 3]>,
     /// Other constant banks (user `__constant__` data in bank 3, addresses in bank 4, ...).
     pub constant_banks: Vec<ConstantBank>,
+}
+
+impl Kernel<'_> {
+    /// The same record with its name copied, so it outlives the cubin bytes (a
+    /// loaded kernel keeps this, not the ELF it came from).
+    pub fn into_owned(self) -> Kernel<'static> {
+        Kernel {
+            name: Cow::Owned(self.name.into_owned()),
+            params: self.params,
+            constant_banks: self.constant_banks,
+            ..self
+        }
+    }
 }
 
 /// A parsed cubin.
@@ -216,7 +230,7 @@ impl<'a> Cubin<'a> {
                 });
             }
             kernels.push(Kernel {
-                name: sym.name,
+                name: Cow::Borrowed(sym.name),
                 text_section: text,
                 code_size: elf.sections[text].size,
                 registers: 0,
@@ -284,7 +298,8 @@ impl<'a> Cubin<'a> {
     }
 
     fn read_kernel_info(&mut self, k: usize) -> Result<(), CubinError> {
-        let name = self.kernels[k].name;
+        let name = self.kernels[k].name.clone();
+        let name = &*name;
         let text = self.kernels[k].text_section;
         let mut found_param_bank = false;
         let mut kernel = self.kernels[k].clone();

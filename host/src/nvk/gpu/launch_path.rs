@@ -23,8 +23,7 @@ use crate::nvk::mem::Buffer;
 /// cubin's description of it.
 #[derive(Debug)]
 pub struct Kernel {
-    /// The cubin's record (borrows the cubin bytes, which a loaded module keeps
-    /// for the life of the process).
+    /// The cubin's record of the kernel (owned: the cubin bytes are not kept).
     pub info: CubinKernel<'static>,
     image: ModuleImage,
     /// Keeps the code mapped while the kernel exists.

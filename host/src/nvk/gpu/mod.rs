@@ -298,10 +298,10 @@ impl Gpu {
     }
 
     /// Loads kernel `name` of the cubin `elf`: lays out and relocates its module
-    /// image in video memory and records what its launches need. The cubin bytes
-    /// are kept for the life of the process (modules are not unloaded).
+    /// image in video memory and records what its launches need. The kernel owns
+    /// everything it needs (its code in video memory, its record); dropping it
+    /// frees them, and `elf` is not kept.
     pub fn load(&mut self, elf: &[u8], name: &str) -> Result<Kernel, NvkError> {
-        let elf: &'static [u8] = Box::leak(elf.to_vec().into_boxed_slice());
         let cubin = Cubin::parse(elf).map_err(|e| sub(format!("cubin: {e}")))?;
         let sm = self.sm();
         if cubin.sm / 10 != sm / 10 {
@@ -313,7 +313,8 @@ impl Gpu {
         let info = cubin
             .kernel(name)
             .map_err(|e| sub(format!("cubin: {e}")))?
-            .clone();
+            .clone()
+            .into_owned();
         let size = cubin
             .load_image(0)
             .map_err(|e| sub(format!("cubin: {e}")))?

@@ -62,6 +62,9 @@ pub struct Channel {
     /// GPFIFO entries submitted before this channel took the GPFIFO over.
     entry_base: u64,
     bindings: [Option<u32>; 8],
+    /// The progress release appended to every segment (rebuilt in place, so a
+    /// submission allocates nothing).
+    tail: PushBuffer,
 }
 
 impl Channel {
@@ -78,6 +81,7 @@ impl Channel {
             next_seq: 1,
             entry_base,
             bindings: [None; 8],
+            tail: PushBuffer::with_capacity(PROGRESS_WORDS),
         }
     }
 
@@ -132,14 +136,30 @@ impl Channel {
         push: &PushBuffer,
     ) -> Result<SubmitTicket, GpFifoError> {
         let seq = self.next_seq;
-        let mut tail = PushBuffer::with_capacity(PROGRESS_WORDS);
-        host_release(
+        let mut tail = core::mem::take(&mut self.tail);
+        tail.clear();
+        let made = host_release(
             &mut tail,
             self.progress.gpu_va(),
             seq,
             HostRelease::ON_FETCH,
-        )
-        .map_err(|_| GpFifoError::BadSegmentAddress(self.progress.gpu_va()))?;
+        );
+        let result = made
+            .map_err(|_| GpFifoError::BadSegmentAddress(self.progress.gpu_va()))
+            .and_then(|()| self.submit_with_tail(usermode, clock, timeout_ns, push, &tail, seq));
+        self.tail = tail;
+        result
+    }
+
+    fn submit_with_tail(
+        &mut self,
+        usermode: &impl Bar0,
+        clock: &impl Clock,
+        timeout_ns: u64,
+        push: &PushBuffer,
+        tail: &PushBuffer,
+        seq: u64,
+    ) -> Result<SubmitTicket, GpFifoError> {
         let words = push.len() + tail.len();
         let bytes = words * 4;
         if bytes > self.pb.len() {

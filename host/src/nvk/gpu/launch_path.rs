@@ -209,7 +209,9 @@ impl Gpu {
             t.grid == grid && t.block == block && t.local == local && t.qmd_fields == qmd_fields
         }) && params.len() == k.info.param_size as usize;
         // The slot image: QMD space (written last, in `write_launch`), then bank 0.
-        let mut bytes = vec![0u8; (qmd_len + cbuf0_len) as usize];
+        let mut bytes = self.slot_bytes.pop().unwrap_or_default();
+        bytes.clear();
+        bytes.resize((qmd_len + cbuf0_len) as usize, 0);
         let bank = &mut bytes[qmd_len as usize..];
         let mut qmd = if reuse {
             // Same shape: only bank 0's address and the parameters differ.
@@ -305,7 +307,12 @@ impl Gpu {
         block: [u32; 3],
         params: &[u8],
     ) -> Result<u64, NvkError> {
-        self.launch_after(PushBuffer::with_capacity(4), k, grid, block, params)
+        // The pushbuffer is reused from launch to launch: no allocation per launch.
+        let mut pb = std::mem::take(&mut self.launch_pb);
+        pb.clear();
+        let r = self.launch_after(&mut pb, k, grid, block, params);
+        self.launch_pb = pb;
+        r
     }
 
     /// [`Self::launch`], with the front end first writing its GPU time when it
@@ -330,7 +337,7 @@ impl Gpu {
             stamp,
         )
         .map_err(sub)?;
-        self.launch_after(pb, k, grid, block, params)
+        self.launch_after(&mut pb, k, grid, block, params)
     }
 
     /// Publishes the compute channel's GPFIFO again and rings its doorbell, with
@@ -364,7 +371,7 @@ impl Gpu {
 
     fn launch_after(
         &mut self,
-        mut pb: PushBuffer,
+        pb: &mut PushBuffer,
         k: &Kernel,
         grid: [u32; 3],
         block: [u32; 3],
@@ -375,10 +382,11 @@ impl Gpu {
         let mut s = self.prepare(k, grid, block, params, Some(value), value)?;
         let t1 = t0.map(|_| Instant::now());
         self.write_launch(&mut s)?;
-        compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
+        self.slot_bytes.push(std::mem::take(&mut s.bytes));
+        compute::launch_qmd(pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
         let t2 = t0.map(|_| Instant::now());
         self.compute
-            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)
+            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, pb)
             .map_err(sub)?;
         self.compute_value = value;
         if let (Some(p), Some(t0), Some(t1), Some(t2)) = (self.profile.as_mut(), t0, t1, t2) {

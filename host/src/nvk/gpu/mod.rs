@@ -105,6 +105,10 @@ pub struct Gpu {
     pub tuning: LaunchTuning,
     /// When set, launches add the CPU time of their steps here.
     pub profile: Option<LaunchProfile>,
+    /// Reused buffers, so a launch allocates nothing: slot images, and the
+    /// launch's pushbuffer.
+    slot_bytes: Vec<Vec<u8>>,
+    launch_pb: PushBuffer,
     _pbs: Vec<Buffer>,
 }
 
@@ -168,6 +172,8 @@ impl Gpu {
             pool: Pool::default(),
             tuning: LaunchTuning::from_env(),
             profile: None,
+            slot_bytes: Vec::new(),
+            launch_pb: PushBuffer::with_capacity(16),
             _pbs: vec![compute_pb, copy_pb],
         };
         gpu.setup_engines()?;

@@ -30,6 +30,47 @@ fn mem(buf: &mut [u64], va: u64) -> SharedMem {
     unsafe { SharedMem::from_raw(buf.as_mut_ptr() as *mut u8, buf.len() * 8, va) }
 }
 
+/// Backing memory for a channel under test: GPFIFO ring, USERD, pushbuffer and
+/// progress semaphore, at GPU VAs 0x1000, 0x2000, 0x4000 and 0x3000.
+struct Rig {
+    ring: Vec<u64>,
+    userd: Vec<u64>,
+    pb: Vec<u64>,
+    sem: Vec<u64>,
+}
+
+impl Rig {
+    fn new(entries: usize, pb_bytes: usize) -> Self {
+        Rig {
+            ring: vec![0; entries],
+            userd: vec![0; USERD_SIZE / 8],
+            pb: vec![0; pb_bytes / 8],
+            sem: vec![0; 2],
+        }
+    }
+
+    /// A channel over the rig's memory, its progress semaphore and its pushbuffer view.
+    fn channel(
+        &mut self,
+        label: &'static str,
+        token: u32,
+    ) -> (Channel, crate::sem::Semaphore, SharedMem) {
+        let entries = self.ring.len() as u32;
+        let f = GpFifo::new(
+            label,
+            mem(&mut self.ring, 0x1000),
+            mem(&mut self.userd, 0x2000),
+            entries,
+            token,
+            0x90,
+        )
+        .unwrap();
+        let sem = crate::sem::Semaphore::new(mem(&mut self.sem, 0x3000)).unwrap();
+        let pb = mem(&mut self.pb, 0x4000);
+        (Channel::new(f, pb.clone(), sem.clone()), sem, pb)
+    }
+}
+
 #[test]
 fn entry_encoding_matches_header_and_tinygrad() {
     // tinygrad: (addr//4 << 2) | (len << 42) | (1 << 41)
@@ -108,24 +149,8 @@ fn ring_wraps_reports_full_and_rings_doorbell() {
 #[test]
 fn channel_reuses_pushbuffer_after_progress() {
     use crate::push::{PushBuffer, Subchannel};
-    use crate::sem::Semaphore;
-    let mut ring = vec![0u64; 8];
-    let mut userd = vec![0u64; USERD_SIZE / 8];
-    let mut pbmem = vec![0u64; 16]; // 128 bytes
-    let mut semmem = vec![0u64; 2];
-    let userd_mem = mem(&mut userd, 0x2000);
-    let f = GpFifo::new(
-        "copy",
-        mem(&mut ring, 0x1000),
-        userd_mem.clone(),
-        8,
-        7,
-        0x90,
-    )
-    .unwrap();
-    let sem = Semaphore::new(mem(&mut semmem, 0x3000)).unwrap();
-    let pb_view = mem(&mut pbmem, 0x4000);
-    let mut ch = Channel::new(f, pb_view.clone(), sem.clone());
+    let mut rig = Rig::new(8, 128);
+    let (mut ch, sem, pb_view) = rig.channel("copy", 7);
     let bell = Doorbells(RefCell::new(Vec::new()));
     let clock = FakeClock(Cell::new(0));
     let mut pb = PushBuffer::new();
@@ -172,22 +197,8 @@ fn channel_reuses_pushbuffer_after_progress() {
 #[test]
 fn channel_trusts_progress_when_userd_gp_get_lags() {
     use crate::push::{PushBuffer, Subchannel};
-    use crate::sem::Semaphore;
-    let mut ring = vec![0u64; 4];
-    let mut userd = vec![0u64; USERD_SIZE / 8];
-    let mut pbmem = vec![0u64; 64];
-    let mut semmem = vec![0u64; 2];
-    let f = GpFifo::new(
-        "compute",
-        mem(&mut ring, 0x1000),
-        mem(&mut userd, 0x2000),
-        4,
-        1,
-        0x90,
-    )
-    .unwrap();
-    let sem = Semaphore::new(mem(&mut semmem, 0x3000)).unwrap();
-    let mut ch = Channel::new(f, mem(&mut pbmem, 0x4000), sem.clone());
+    let mut rig = Rig::new(4, 512);
+    let (mut ch, sem, _) = rig.channel("compute", 1);
     let bell = Doorbells(RefCell::new(Vec::new()));
     let clock = FakeClock(Cell::new(0));
     let mut pb = PushBuffer::new();
@@ -210,22 +221,9 @@ fn channel_trusts_progress_when_userd_gp_get_lags() {
 #[test]
 fn channel_reads_progress_only_when_known_room_runs_out() {
     use crate::push::{PushBuffer, Subchannel};
-    use crate::sem::Semaphore;
-    let mut ring = vec![0u64; 8];
-    let mut userd = vec![0u64; USERD_SIZE / 8];
-    let mut pbmem = vec![0u64; 16]; // 128 bytes: two 44-byte segments fit, a third does not
-    let mut semmem = vec![0u64; 2];
-    let f = GpFifo::new(
-        "copy",
-        mem(&mut ring, 0x1000),
-        mem(&mut userd, 0x2000),
-        8,
-        7,
-        0x90,
-    )
-    .unwrap();
-    let sem = Semaphore::new(mem(&mut semmem, 0x3000)).unwrap();
-    let mut ch = Channel::new(f, mem(&mut pbmem, 0x4000), sem.clone());
+    // 128 bytes of pushbuffer: two 44-byte segments fit, a third does not.
+    let mut rig = Rig::new(8, 128);
+    let (mut ch, sem, _) = rig.channel("copy", 7);
     let bell = Doorbells(RefCell::new(Vec::new()));
     let clock = FakeClock(Cell::new(0));
     let mut pb = PushBuffer::new();

@@ -521,6 +521,18 @@ impl Qmd {
         self.set(slot(l.cbuf_invalidate)?, 1)
     }
 
+    /// The fields of release slot `slot`.
+    fn release_fields(&self, slot: u32) -> Result<ReleaseFields, QmdError> {
+        self.layout()
+            .releases
+            .get(slot as usize)
+            .copied()
+            .ok_or(QmdError::NoSuchSlot {
+                what: "release semaphore",
+                index: slot,
+            })
+    }
+
     /// Number of release semaphore slots.
     pub fn release_slots(&self) -> usize {
         self.layout().releases.len()
@@ -535,14 +547,7 @@ impl Qmd {
     /// sees the grid complete. On the H200 the extra front-end sysmembar cost about 0.7 µs
     /// of every launch's round trip (BENCHMARKS.md). [`Qmd::set_release_membar`] adds it.
     pub fn set_release(&mut self, slot: u32, va: u64, payload: u64) -> Result<(), QmdError> {
-        let r = *self
-            .layout()
-            .releases
-            .get(slot as usize)
-            .ok_or(QmdError::NoSuchSlot {
-                what: "release semaphore",
-                index: slot,
-            })?;
+        let r = self.release_fields(slot)?;
         if !va.is_multiple_of(16) {
             return Err(QmdError::Misaligned {
                 what: "release semaphore",
@@ -563,14 +568,7 @@ impl Qmd {
     /// Makes release slot `slot` wait for a front-end sysmembar before writing
     /// (`MEMBAR_TYPE_FE_SYSMEMBAR`), for QMDs whose CWD membar is off.
     pub fn set_release_membar(&mut self, slot: u32, on: bool) -> Result<(), QmdError> {
-        let r = *self
-            .layout()
-            .releases
-            .get(slot as usize)
-            .ok_or(QmdError::NoSuchSlot {
-                what: "release semaphore",
-                index: slot,
-            })?;
+        let r = self.release_fields(slot)?;
         self.set(r.membar_type, u64::from(on))
     }
 

@@ -369,35 +369,27 @@ pub struct Doorbell {
     base: NonNull<u8>,
 }
 
-impl nvbare_core::hal::Bar0 for Doorbell {
-    fn read32(&self, offset: u32) -> u32 {
+impl Doorbell {
+    /// The 32-bit register at `offset` in the usermode page.
+    fn reg(&self, offset: u32) -> *mut u32 {
         assert!(
             offset < 0x10000 && offset.is_multiple_of(4),
             "usermode offset {offset:#x} out of range"
         );
         // SAFETY: the usermode mapping is 0x10000 bytes and lives as long as the
-        // Device; the offset is checked above; MMIO needs volatile access.
-        unsafe {
-            self.base
-                .as_ptr()
-                .add(offset as usize)
-                .cast::<u32>()
-                .read_volatile()
-        }
+        // Device; the offset is checked above, so the pointer stays inside it.
+        unsafe { self.base.as_ptr().add(offset as usize).cast::<u32>() }
+    }
+}
+
+impl nvbare_core::hal::Bar0 for Doorbell {
+    fn read32(&self, offset: u32) -> u32 {
+        // SAFETY: `reg` points into the live usermode mapping; MMIO needs volatile access.
+        unsafe { self.reg(offset).read_volatile() }
     }
     fn write32(&self, offset: u32, value: u32) {
-        assert!(
-            offset < 0x10000 && offset.is_multiple_of(4),
-            "usermode offset {offset:#x} out of range"
-        );
         // SAFETY: as in `read32`.
-        unsafe {
-            self.base
-                .as_ptr()
-                .add(offset as usize)
-                .cast::<u32>()
-                .write_volatile(value)
-        }
+        unsafe { self.reg(offset).write_volatile(value) }
     }
 }
 

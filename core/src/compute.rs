@@ -4,6 +4,8 @@
 //! grid launch by QMD address, cache invalidation and semaphore release.
 
 use crate::push::{PushBuffer, PushError, Subchannel, check_address};
+use crate::qmd::QMD_ALIGN;
+use crate::sem::SEMAPHORE_VA_BITS;
 
 /// `SET_REPORT_SEMAPHORE_PAYLOAD_LOWER`; `_UPPER`, `ADDRESS_LOWER/UPPER`, `REPORT_SEMAPHORE_EXECUTE` follow.
 pub const SET_REPORT_SEMAPHORE_PAYLOAD_LOWER: u32 = 0x0158;
@@ -35,8 +37,6 @@ pub const INVALIDATE_CONSTANT: u32 = 1 << 12;
 
 /// `REPORT_SEMAPHORE_EXECUTE_PAYLOAD_SIZE64_TRUE` (bit 12).
 pub const REPORT_SEMAPHORE_PAYLOAD_SIZE64: u32 = 1 << 12;
-/// `REPORT_SEMAPHORE_EXECUTE_STRUCTURE_SIZE_SEMAPHORE_ONE_WORD` (4:3 = 1).
-pub const REPORT_SEMAPHORE_STRUCTURE_ONE_WORD: u32 = 1 << 3;
 
 /// `SEND_SIGNALING_PCAS2_B_PCAS_ACTION` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +137,7 @@ pub fn set_local_memory(pb: &mut PushBuffer, lm: &LocalMemory) -> Result<(), Pus
 
 /// Launches the QMD at `qmd_va` (256-byte aligned, below 2^40).
 pub fn launch_qmd(pb: &mut PushBuffer, qmd_va: u64, action: PcasAction) -> Result<(), PushError> {
-    check_address(qmd_va, 256, 40)?;
+    check_address(qmd_va, QMD_ALIGN, 40)?;
     pb.method(Subchannel::COMPUTE, SEND_PCAS_A, &[(qmd_va >> 8) as u32])?;
     pb.method(
         Subchannel::COMPUTE,
@@ -163,7 +163,7 @@ pub fn invalidate_caches(pb: &mut PushBuffer) -> Result<(), PushError> {
 /// These methods exist from Ada (0xc9c0) on, not in AMPERE_COMPUTE_B (0xc6c0): there, use a
 /// QMD release ([`crate::qmd::Qmd::set_release`]) or a host release ([`crate::sem::host_release`]).
 pub fn release_semaphore(pb: &mut PushBuffer, va: u64, value: u64) -> Result<(), PushError> {
-    check_address(va, 16, 57)?;
+    check_address(va, 16, SEMAPHORE_VA_BITS)?;
     pb.method(
         Subchannel::COMPUTE,
         SET_REPORT_SEMAPHORE_PAYLOAD_LOWER,

@@ -65,6 +65,15 @@ impl Cbuf0Slots {
     }
 }
 
+/// Bytes constant bank 0 spans for `kernel` (before rounding): the compiler's section, the
+/// driver slots and the parameters, whichever reaches furthest.
+pub fn cbuf0_size(slots: &Cbuf0Slots, kernel: &Kernel<'_>) -> u32 {
+    kernel
+        .cbuf0_size
+        .max(slots.min_size)
+        .max(kernel.param_offset + kernel.param_size)
+}
+
 /// The hardware's launch limits for one GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchLimits {
@@ -386,10 +395,7 @@ pub fn prepare(
     }
 
     // Constant bank 0: driver slots, then the parameters where the compiler put them.
-    let size = kernel
-        .cbuf0_size
-        .max(slots.min_size)
-        .max(kernel.param_offset + kernel.param_size);
+    let size = cbuf0_size(&slots, kernel);
     let mut cbuf0 = vec![0u8; size.next_multiple_of(16) as usize];
     let mut put = |off: u32, bytes: &[u8]| {
         cbuf0[off as usize..off as usize + bytes.len()].copy_from_slice(bytes)

@@ -71,10 +71,7 @@ impl MirroredMem {
             if self.known[line / 64] & bit != 0 && old == new {
                 continue;
             }
-            for (k, w) in new.chunks_exact(8).enumerate() {
-                let w = u64::from_le_bytes(w.try_into().expect("8-byte chunk"));
-                self.mem.write_u64(at + 8 * k, w)?;
-            }
+            self.mem.write_bytes_u64(at, new)?;
             old.copy_from_slice(new);
             self.known[line / 64] |= bit;
             stored += 1;

@@ -191,10 +191,12 @@ pub fn encode_header(
             PushError::CountTooLarge(count_or_data)
         });
     }
-    Ok((kind.opcode() << 29)
-        | (count_or_data << 16)
-        | ((subchannel.0 as u32) << 13)
-        | (method >> 2))
+    Ok(header(kind, subchannel, method, count_or_data))
+}
+
+/// The header bits, for callers that already checked `method` and the count.
+const fn header(kind: HeaderKind, subchannel: Subchannel, method: u32, count_or_data: u32) -> u32 {
+    (kind.opcode() << 29) | (count_or_data << 16) | ((subchannel.0 as u32) << 13) | (method >> 2)
 }
 
 /// A growing pushbuffer segment: method headers and their data, as 32-bit words.
@@ -267,12 +269,7 @@ impl PushBuffer {
         if last > MAX_METHOD as u64 {
             return Err(PushError::MethodOutOfRange(last.min(u32::MAX as u64) as u32));
         }
-        for (i, chunk) in data.chunks(MAX_METHOD_COUNT).enumerate() {
-            let m = method + (4 * MAX_METHOD_COUNT * i) as u32;
-            let h = encode_header(HeaderKind::Incrementing, subchannel, m, chunk.len() as u32)?;
-            self.words.push(h);
-            self.words.extend_from_slice(chunk);
-        }
+        self.push_chunks(HeaderKind::Incrementing, subchannel, method, data);
         Ok(self)
     }
 
@@ -287,16 +284,7 @@ impl PushBuffer {
             return Err(PushError::EmptyMethod(method));
         }
         check_method(method)?;
-        for chunk in data.chunks(MAX_METHOD_COUNT) {
-            let h = encode_header(
-                HeaderKind::NonIncrementing,
-                subchannel,
-                method,
-                chunk.len() as u32,
-            )?;
-            self.words.push(h);
-            self.words.extend_from_slice(chunk);
-        }
+        self.push_chunks(HeaderKind::NonIncrementing, subchannel, method, data);
         Ok(self)
     }
 
@@ -345,8 +333,26 @@ impl PushBuffer {
 
     /// Ends the segment here; the front end ignores any words after it.
     pub fn end_segment(&mut self) -> &mut Self {
-        self.words.push(HeaderKind::EndSegment.opcode() << 29);
+        self.words
+            .push(header(HeaderKind::EndSegment, Subchannel(0), 0, 0));
         self
+    }
+
+    /// Appends `data` in chunks of at most [`MAX_METHOD_COUNT`] words, each behind its own
+    /// header; an incrementing chunk starts where the previous one ended. The caller has
+    /// checked every method the chunks address.
+    fn push_chunks(&mut self, kind: HeaderKind, subchannel: Subchannel, method: u32, data: &[u32]) {
+        let step = if kind == HeaderKind::Incrementing {
+            4 * MAX_METHOD_COUNT as u32
+        } else {
+            0
+        };
+        for (i, chunk) in data.chunks(MAX_METHOD_COUNT).enumerate() {
+            let m = method + step * i as u32;
+            self.words
+                .push(header(kind, subchannel, m, chunk.len() as u32));
+            self.words.extend_from_slice(chunk);
+        }
     }
 
     /// Binds engine class `class` to `subchannel` (host method `SET_OBJECT`, 0x0).

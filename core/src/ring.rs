@@ -16,7 +16,7 @@ struct Piece {
 #[derive(Clone, Debug)]
 pub struct Ring {
     capacity: usize,
-    head: usize,
+    /// Live pieces, oldest first; the newest one's end is where the next goes.
     live: VecDeque<Piece>,
 }
 
@@ -25,18 +25,19 @@ impl Ring {
     pub fn new(capacity: usize) -> Self {
         Self {
             capacity,
-            head: 0,
             live: VecDeque::new(),
         }
+    }
+
+    /// Where the next piece would start: after the newest live piece, or at 0.
+    fn head(&self) -> usize {
+        self.live.back().map_or(0, |p| p.end)
     }
 
     /// Frees every piece whose value is `<= done`; an empty ring starts again at 0.
     pub fn reclaim(&mut self, done: u64) {
         while self.live.front().is_some_and(|p| p.value <= done) {
             self.live.pop_front();
-        }
-        if self.live.is_empty() {
-            self.head = 0;
         }
     }
 
@@ -46,18 +47,18 @@ impl Ring {
         let Some(oldest) = self.live.front() else {
             return (bytes <= self.capacity).then_some(0);
         };
-        let tail = oldest.start;
-        if self.head >= tail {
+        let (head, tail) = (self.head(), oldest.start);
+        if head >= tail {
             // Free: [head, capacity) and [0, tail).
-            if self.head + bytes <= self.capacity {
-                Some(self.head)
+            if head + bytes <= self.capacity {
+                Some(head)
             } else if bytes < tail {
                 Some(0)
             } else {
                 None
             }
-        } else if self.head + bytes < tail {
-            Some(self.head)
+        } else if head + bytes < tail {
+            Some(head)
         } else {
             None
         }
@@ -70,7 +71,6 @@ impl Ring {
             end: at + bytes,
             value,
         });
-        self.head = at + bytes;
     }
 
     /// The value the oldest live piece waits for.

@@ -77,14 +77,19 @@ pub struct Semaphore {
 }
 
 impl Semaphore {
-    /// A semaphore over the first 16 bytes of `mem` (which must be 16-byte aligned on the GPU).
+    /// A semaphore over the first 16 bytes of `mem`, which must be 16-byte aligned on the GPU
+    /// (and 8 on the CPU) and addressable by semaphore methods.
     pub fn new(mem: SharedMem) -> Result<Self, SemaphoreError> {
-        if mem.len() < SEMAPHORE_SIZE || !mem.gpu_va().is_multiple_of(16) {
-            return Err(SemaphoreError::BadMemory {
-                va: mem.gpu_va(),
-                len: mem.len(),
-            });
+        let bad = SemaphoreError::BadMemory {
+            va: mem.gpu_va(),
+            len: mem.len(),
+        };
+        if mem.len() < SEMAPHORE_SIZE || check_address(mem.gpu_va(), 16, SEMAPHORE_VA_BITS).is_err()
+        {
+            return Err(bad);
         }
+        // Both words readable: bounds and CPU alignment checked once, here.
+        mem.read_u64(8)?;
         Ok(Self { mem })
     }
 
@@ -95,6 +100,7 @@ impl Semaphore {
 
     /// The current payload (one volatile 64-bit read).
     pub fn value(&self) -> u64 {
+        // Cannot fail: `new` checked bounds and alignment.
         self.mem.read_u64(0).unwrap_or(0)
     }
 
@@ -105,7 +111,7 @@ impl Semaphore {
 
     /// Sets the payload from the CPU (to initialise, or to release a GPU acquire).
     pub fn signal_from_cpu(&self, value: u64) {
-        // Cannot fail: `new` checked the size.
+        // Cannot fail: `new` checked bounds and alignment.
         let _ = self.mem.write_u64(0, value);
     }
 
@@ -125,7 +131,8 @@ impl Semaphore {
     ) -> Result<(), SemaphoreError> {
         let start = clock.now_ns();
         loop {
-            if self.reached(target) {
+            let value = self.value();
+            if value >= target {
                 return Ok(());
             }
             let waited = clock.now_ns().saturating_sub(start);
@@ -133,7 +140,7 @@ impl Semaphore {
                 return Err(SemaphoreError::Timeout(WaitTimeout {
                     channel: channel.state(),
                     semaphore_va: self.gpu_va(),
-                    value: self.value(),
+                    value,
                     target,
                     waited_ns: waited,
                 }));
@@ -166,8 +173,14 @@ impl HostRelease {
     };
 }
 
-fn host_sem(pb: &mut PushBuffer, va: u64, payload: u64, execute: u32) -> Result<(), PushError> {
-    check_address(va, 8, SEMAPHORE_VA_BITS)?;
+fn host_sem(
+    pb: &mut PushBuffer,
+    va: u64,
+    align: u64,
+    payload: u64,
+    execute: u32,
+) -> Result<(), PushError> {
+    check_address(va, align, SEMAPHORE_VA_BITS)?;
     pb.method(
         Subchannel::HOST,
         host::SEM_ADDR_LO,
@@ -190,9 +203,6 @@ pub fn host_release(
     value: u64,
     how: HostRelease,
 ) -> Result<(), PushError> {
-    if how.timestamp {
-        check_address(va, 16, SEMAPHORE_VA_BITS)?;
-    }
     let mut execute = host::sem_op::RELEASE | host::SEM_EXECUTE_PAYLOAD_64BIT;
     if how.wait_for_idle {
         execute |= host::SEM_EXECUTE_RELEASE_WFI;
@@ -200,7 +210,8 @@ pub fn host_release(
     if how.timestamp {
         execute |= host::SEM_EXECUTE_RELEASE_TIMESTAMP;
     }
-    host_sem(pb, va, value, execute)
+    let align = if how.timestamp { 16 } else { 8 };
+    host_sem(pb, va, align, value, execute)
 }
 
 /// Host methods that stall the channel until the 64-bit payload at `va` is >= `value`
@@ -209,6 +220,7 @@ pub fn host_acquire(pb: &mut PushBuffer, va: u64, value: u64) -> Result<(), Push
     host_sem(
         pb,
         va,
+        8,
         value,
         host::sem_op::ACQ_CIRC_GEQ | host::SEM_EXECUTE_PAYLOAD_64BIT,
     )

@@ -197,6 +197,24 @@ impl SharedMem {
         Ok(())
     }
 
+    /// Copies `data` (a whole number of 8-byte words, little-endian) to `offset` (8-byte
+    /// aligned) with 64-bit volatile writes: one check for the whole range.
+    pub fn write_bytes_u64(&self, offset: usize, data: &[u8]) -> Result<(), SharedMemError> {
+        if !data.len().is_multiple_of(8) {
+            return Err(SharedMemError::Misaligned {
+                offset: (offset + data.len()) as u64,
+                align: 8,
+            });
+        }
+        self.check(offset, data.len(), 8)?;
+        for (i, w) in data.chunks_exact(8).enumerate() {
+            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            // SAFETY: inside the checked, aligned range.
+            unsafe { ptr::write_volatile(self.ptr.add(offset + 8 * i) as *mut u64, w) };
+        }
+        Ok(())
+    }
+
     /// Copies `out.len()` bytes from `offset` with volatile reads.
     pub fn read_bytes(&self, offset: usize, out: &mut [u8]) -> Result<(), SharedMemError> {
         self.check(offset, out.len(), 1)?;

@@ -186,8 +186,9 @@ impl fmt::Display for GpFifoError {
                 userd_bytes,
             } => write!(
                 f,
-                "GPFIFO of {entries} entries needs >= 2 entries, {} ring bytes (got {ring_bytes}) and {USERD_SIZE:#x} USERD bytes (got {userd_bytes:#x}); allocate them",
-                *entries as usize * GP_ENTRY_SIZE
+                "GPFIFO of {entries} entries needs >= 2 entries, {} ring bytes (got {ring_bytes}) and {:#x} USERD bytes (got {userd_bytes:#x}); allocate them",
+                *entries as usize * GP_ENTRY_SIZE,
+                USERD_GP_PUT + 4
             ),
             Self::Full(s) => write!(f, "GPFIFO full: {s}; wait for the GPU or use a larger ring"),
             Self::Timeout(s) => write!(
@@ -230,7 +231,7 @@ impl GpFifo {
     /// ([`USERMODE_DOORBELL`] on a mapping of the usermode object,
     /// [`BAR0_USERMODE_BASE`] + [`USERMODE_DOORBELL`] on BAR0).
     ///
-    /// The channel must be freshly created (GPGet = GPPut = 0); `GPPut` is written 0 here.
+    /// The channel must be freshly created (GPGet = GPPut = 0).
     pub fn new(
         label: &'static str,
         ring: SharedMem,
@@ -261,11 +262,6 @@ impl GpFifo {
             token,
             doorbell,
         })
-    }
-
-    /// The label given at creation.
-    pub fn label(&self) -> &'static str {
-        self.label
     }
 
     /// The work-submit token.
@@ -346,7 +342,7 @@ impl GpFifo {
 
     /// Whether `n` slots are free, reading USERD only when what is already known
     /// does not prove it: on the kernel-driver path USERD sits in video memory
-    /// behind BAR1, where every CPU read is a PCIe round trip (about a microsecond).
+    /// behind BAR1, where every CPU read is a PCIe round trip (2.8 µs in the H200 VM).
     fn has_slots(&self, n: u32) -> Result<bool, GpFifoError> {
         if self.has_known_slots(n) {
             return Ok(true);
@@ -418,12 +414,6 @@ impl GpFifo {
             }
             clock.delay_ns(1_000);
         }
-    }
-
-    /// Waits until the GPU has fetched every entry (GPGet == GPPut). This says the front end
-    /// read the entries, not that the work finished: wait on a semaphore for that.
-    pub fn wait_fetched(&self, clock: &impl Clock, timeout_ns: u64) -> Result<(), GpFifoError> {
-        self.wait_for_slots(clock, timeout_ns, self.entries - 1)
     }
 }
 

@@ -544,7 +544,7 @@ impl Qmd {
     /// The release has no front-end membar of its own (`MEMBAR_TYPE_FE_NONE`, as tinygrad's
     /// driver leaves it): every CTA already ends with the QMD's `CWD_MEMBAR_TYPE`
     /// (L1 + sysmembar by default), so the grid's writes are visible before the front end
-    /// sees the grid complete. On the H200 the extra front-end sysmembar cost about 0.7 µs
+    /// sees the grid complete. On the H200 the extra front-end sysmembar cost about 0.6 µs
     /// of every launch's round trip (BENCHMARKS.md). [`Qmd::set_release_membar`] adds it.
     pub fn set_release(&mut self, slot: u32, va: u64, payload: u64) -> Result<(), QmdError> {
         let r = self.release_fields(slot)?;

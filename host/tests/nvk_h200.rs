@@ -85,6 +85,8 @@ fn vector_add_one_million() {
         read_f32(&hc, 12345)
     );
     assert_eq!(wrong, 0);
+    // The kernel's code memory goes back once its launches are done.
+    gpu.unload(k).unwrap();
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use nvbare_core::compute::{self, PcasAction};
 use nvbare_core::cubin::{Kernel as CubinKernel, ModuleImage};
-use nvbare_core::launch::{self, ComputeContext, LaunchConfig};
+use nvbare_core::launch::{self, Cbuf0Slots, ComputeContext, LaunchConfig};
 use nvbare_core::mirror::MirroredMem;
 use nvbare_core::push::PushBuffer;
 use nvbare_core::qmd::ConstantBuffer;
@@ -26,8 +26,11 @@ pub struct Kernel {
     /// The cubin's record of the kernel (owned: the cubin bytes are not kept).
     pub info: CubinKernel<'static>,
     image: ModuleImage,
-    /// Keeps the code mapped while the kernel exists.
-    _code: Buffer,
+    /// The code's memory (mapped while the kernel exists).
+    code: Buffer,
+    /// Bytes of constant bank 0 in an arena slot (`launch::cbuf0_size`, rounded up
+    /// so the next slot's QMD stays 256-byte aligned).
+    cbuf0_len: u64,
     /// The last launch's QMD and bank 0, reused when the next launch has the
     /// same shape (building a QMD from scratch costs about a microsecond).
     template: RefCell<Option<Template>>,
@@ -35,13 +38,25 @@ pub struct Kernel {
 
 impl Kernel {
     /// A loaded kernel with no launch template yet.
-    pub(super) fn new(info: CubinKernel<'static>, image: ModuleImage, code: Buffer) -> Self {
+    pub(super) fn new(
+        info: CubinKernel<'static>,
+        image: ModuleImage,
+        code: Buffer,
+        slots: &Cbuf0Slots,
+    ) -> Self {
+        let cbuf0_len = u64::from(launch::cbuf0_size(slots, &info)).next_multiple_of(256);
         Self {
             info,
             image,
-            _code: code,
+            code,
+            cbuf0_len,
             template: RefCell::new(None),
         }
+    }
+
+    /// The kernel's code memory, for [`Gpu::unload`].
+    pub(super) fn into_code(self) -> Buffer {
+        self.code
     }
 }
 
@@ -190,16 +205,9 @@ impl Gpu {
     ) -> Result<Slot, NvkError> {
         let local = self.local.as_ref().map_or(0, |(_, n)| *n);
         let qmd_len = (self.qmd_version.size_bytes() as u64).next_multiple_of(256);
-        // Bank 0's size is known before the QMD is built (driver slots up to 0x380
-        // on every sm, then the parameters); take the slot first so the QMD can
-        // point at it.
-        let cbuf0_len = u64::from(
-            k.info
-                .cbuf0_size
-                .max(0x380)
-                .max(k.info.param_offset + k.info.param_size),
-        )
-        .next_multiple_of(256);
+        // Bank 0's size is known before the QMD is built (fixed at load), so the
+        // slot is taken first and the QMD can point at it.
+        let cbuf0_len = k.cbuf0_len;
         let at = self.arena_take(qmd_len + cbuf0_len)?;
         let qmd_va = self.arena.buf.gpu_va + at;
         let cbuf0_va = qmd_va + qmd_len;

@@ -305,8 +305,9 @@ impl Gpu {
 
     /// Loads kernel `name` of the cubin `elf`: lays out and relocates its module
     /// image in video memory and records what its launches need. The kernel owns
-    /// everything it needs (its code in video memory, its record); dropping it
-    /// frees them, and `elf` is not kept.
+    /// its record and its code in video memory; `elf` is not kept. Give it back
+    /// with [`Self::unload`] (a kernel merely dropped keeps its code memory until
+    /// the device closes).
     pub fn load(&mut self, elf: &[u8], name: &str) -> Result<Kernel, NvkError> {
         let cubin = Cubin::parse(elf).map_err(|e| sub(format!("cubin: {e}")))?;
         let sm = self.sm();
@@ -339,7 +340,16 @@ impl Gpu {
         compute::invalidate_caches(&mut pb).map_err(sub)?;
         let v = self.submit_compute(pb)?;
         self.wait_compute(v)?;
-        Ok(Kernel::new(info, image, code))
+        let slots = launch::Cbuf0Slots::for_sm(sm)
+            .ok_or_else(|| sub(format!("no constant-bank layout for sm_{sm}")))?;
+        Ok(Kernel::new(info, image, code, &slots))
+    }
+
+    /// Frees `k`'s code memory once every launch submitted so far has finished.
+    pub fn unload(&mut self, k: Kernel) -> Result<(), NvkError> {
+        self.wait_compute(self.compute_value)?;
+        self.free(k.into_code());
+        Ok(())
     }
 
     /// The SM version as nvcc numbers it (90 on Hopper).

@@ -294,22 +294,19 @@ impl Decoder {
     pub fn decode(&mut self, words: &[u32]) -> Result<Vec<Operation>, DecodeError> {
         let mut ops = Vec::new();
         for w in method_writes(words)? {
-            ops.extend(self.write(w)?);
+            let (a, b) = self.write_one(w)?;
+            ops.extend(a.into_iter().chain(b));
         }
         Ok(ops)
     }
 
     /// Applies one method write; a copy launch with a semaphore yields two operations.
-    pub fn write(&mut self, w: MethodWrite) -> Result<Vec<Operation>, DecodeError> {
-        self.write_one(w)
-            .map(|(a, b)| a.into_iter().chain(b).collect())
-    }
-
     fn write_one(
         &mut self,
         w: MethodWrite,
     ) -> Result<(Option<Operation>, Option<Operation>), DecodeError> {
-        let (sc, m, v) = (w.subchannel, w.method, w.value);
+        // Subchannels are 3 bits in a method header; mask as `bind` does.
+        let (sc, m, v) = (w.subchannel & 7, w.method, w.value);
         self.regs.insert((sc, m), v);
         let r = |mm: u32| self.reg(sc, mm);
         // Host methods (< 0x100) work on every subchannel.

@@ -129,21 +129,30 @@ impl Semaphore {
         timeout_ns: u64,
         channel: &GpFifo,
     ) -> Result<(), SemaphoreError> {
+        if self.reached(target) {
+            return Ok(());
+        }
+        // The clock is read once per CLOCK_EVERY polls, so a poll costs one load.
+        const CLOCK_EVERY: u32 = 64;
         let start = clock.now_ns();
+        let mut polls: u32 = 0;
         loop {
             let value = self.value();
             if value >= target {
                 return Ok(());
             }
-            let waited = clock.now_ns().saturating_sub(start);
-            if waited >= timeout_ns {
-                return Err(SemaphoreError::Timeout(WaitTimeout {
-                    channel: channel.state(),
-                    semaphore_va: self.gpu_va(),
-                    value,
-                    target,
-                    waited_ns: waited,
-                }));
+            polls = polls.wrapping_add(1);
+            if polls.is_multiple_of(CLOCK_EVERY) {
+                let waited = clock.now_ns().saturating_sub(start);
+                if waited >= timeout_ns {
+                    return Err(SemaphoreError::Timeout(WaitTimeout {
+                        channel: channel.state(),
+                        semaphore_va: self.gpu_va(),
+                        value,
+                        target,
+                        waited_ns: waited,
+                    }));
+                }
             }
             core::hint::spin_loop();
         }

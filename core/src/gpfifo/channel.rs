@@ -174,25 +174,27 @@ impl Channel {
         // Place with what is already known first: reading the progress semaphore is a
         // cache miss (the GPU wrote it since), so it is read only when the pushbuffer
         // ring or the known-free GPFIFO slots have run out.
-        let start = clock.now_ns();
         let known = self
             .ring
             .place(bytes)
             .filter(|_| self.fifo.has_known_slots(1));
         let at = match known {
             Some(at) => at,
-            None => loop {
-                self.reclaim();
-                if let Some(at) = self.ring.place(bytes)
-                    && self.fifo.has_slots(1)?
-                {
-                    break at;
+            None => {
+                let start = clock.now_ns();
+                loop {
+                    self.reclaim();
+                    if let Some(at) = self.ring.place(bytes)
+                        && self.fifo.has_slots(1)?
+                    {
+                        break at;
+                    }
+                    if clock.now_ns().saturating_sub(start) >= timeout_ns {
+                        return Err(GpFifoError::Timeout(self.fifo.state()));
+                    }
+                    core::hint::spin_loop();
                 }
-                if clock.now_ns().saturating_sub(start) >= timeout_ns {
-                    return Err(GpFifoError::Timeout(self.fifo.state()));
-                }
-                core::hint::spin_loop();
-            },
+            }
         };
 
         self.pb.write_words(at, push.words())?;

@@ -28,6 +28,23 @@ pub const USERD_GP_PUT: usize = 0x8c;
 pub const USERD_SIZE: usize = 0x200;
 /// Offset of the doorbell (`NV_USERMODE_NOTIFY_CHANNEL_PENDING`) in the usermode region.
 pub const USERMODE_DOORBELL: u32 = 0x90;
+/// Offsets of the GPU timer's low and high words (`NVC361_TIME_0` / `TIME_1`) in the
+/// usermode region: the clock of semaphore timestamps, in ns.
+pub const USERMODE_TIME_0: u32 = 0x80;
+/// See [`USERMODE_TIME_0`].
+pub const USERMODE_TIME_1: u32 = 0x84;
+
+/// Reads the GPU timer through the usermode region at `base` (high, low, high again,
+/// so a carry between the two words is never seen half-done).
+pub fn gpu_time_ns(usermode: &impl Bar0, base: u32) -> u64 {
+    loop {
+        let hi = usermode.read32(base + USERMODE_TIME_1);
+        let lo = usermode.read32(base + USERMODE_TIME_0);
+        if usermode.read32(base + USERMODE_TIME_1) == hi {
+            return (u64::from(hi) << 32) | u64::from(lo);
+        }
+    }
+}
 /// Where the usermode region sits in BAR0 on Ampere..Blackwell (VFIO path).
 pub const BAR0_USERMODE_BASE: u32 = 0x00bb_0000;
 /// Largest pushbuffer segment one entry can describe, in 32-bit words (21-bit length).

@@ -40,7 +40,7 @@ fn median5(mut f: impl FnMut() -> Result<f64, NvkError>) -> Result<f64, NvkError
 pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
     let d2d_kernel = std::env::var("NVBARE_D2D_KERNEL").unwrap_or_else(|_| "copy_flat".into());
-    let copy16 = gpu.load(BENCH_CUBIN, &d2d_kernel)?;
+    let copy_kernel = gpu.load(BENCH_CUBIN, &d2d_kernel)?;
     // Warm up for half a second of back-to-back launches, so the GPU has left its
     // idle clocks before anything is timed (cuda_base, run right after, inherits
     // the same warm GPU).
@@ -107,7 +107,7 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     let (grid, block) = d2d_shape(&d2d_kernel, n16, sms);
     f.d2d_sm_gbps = median5(|| {
         let t = Instant::now();
-        let v = gpu.launch(&copy16, grid, block, &params)?;
+        let v = gpu.launch(&copy_kernel, grid, block, &params)?;
         gpu.wait_compute(v)?;
         Ok(gbps(t))
     })?;
@@ -123,7 +123,7 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
         let t = Instant::now();
         let c = gpu.copy(d1.gpu_va + sm_part, d0.gpu_va + sm_part, ce_part)?;
         let (grid, block) = d2d_shape(&d2d_kernel, sm_part / 16, sms);
-        let v = gpu.launch(&copy16, grid, block, &split_params)?;
+        let v = gpu.launch(&copy_kernel, grid, block, &split_params)?;
         gpu.wait_compute(v)?;
         gpu.wait_copy(c)?;
         Ok(gbps(t))
@@ -160,12 +160,9 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
 }
 
 /// The copy engine's share of a combined device-to-device copy: its part of the
-/// two engines' measured bandwidth (`NVBARE_CE_SHARE` overrides).
+/// two engines' measured bandwidth.
 fn ce_share(ce_gbps: f64, sm_gbps: f64) -> f64 {
-    std::env::var("NVBARE_CE_SHARE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(ce_gbps / (ce_gbps + sm_gbps).max(1.0))
+    ce_gbps / (ce_gbps + sm_gbps).max(1.0)
 }
 
 /// Grid and block of the SM copy kernel for `n16` 16-byte elements. The

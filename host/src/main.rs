@@ -11,7 +11,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List NVIDIA PCI functions: address, device id, chip, bound driver, IOMMU group.
+    /// List NVIDIA PCI functions: address, device id, bound driver, IOMMU group.
     List,
     /// Firmware: fetch, verify and cache GSP-RM 570.144 (`nvbare firmware fetch --chip gh100`).
     Firmware {

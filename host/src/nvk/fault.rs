@@ -2,7 +2,9 @@
 //! read through the debugger object (`GT200_DEBUGGER`), as one message.
 
 use nvbare_gsp::rm::ctrl::cmd;
-use nvbare_gsp::rm::ctrl::debugger::{ReadAllSmErrorStatesParams, ReadMmuFaultInfoParams};
+use nvbare_gsp::rm::ctrl::debugger::{
+    MAX_SMS_PER_CALL, ReadAllSmErrorStatesParams, ReadMmuFaultInfoParams,
+};
 use zerocopy::FromZeros;
 
 use super::device::Device;
@@ -53,16 +55,38 @@ pub fn report(dev: &Device) -> Option<String> {
     if dev.debugger == 0 {
         return None;
     }
-    let mut sm = ReadAllSmErrorStatesParams::new_zeroed();
-    sm.h_target_channel = channel;
-    sm.num_sms_to_read = 100;
-    dev.rm
-        .control(
-            dev.debugger,
-            cmd::NV83DE_DEBUG_READ_ALL_SM_ERROR_STATES,
-            &mut sm,
-        )
-        .ok()?;
+    // SM error states come at most MAX_SMS_PER_CALL at a time: read every SM.
+    let sms = (dev.gr.sm_count as usize).max(1);
+    let mut sm_lines = Vec::new();
+    let mut sm_mmu_fault = None;
+    for start in (0..sms).step_by(MAX_SMS_PER_CALL) {
+        let mut sm = ReadAllSmErrorStatesParams::new_zeroed();
+        sm.h_target_channel = channel;
+        sm.starting_sm = start as u32;
+        sm.num_sms_to_read = (sms - start).min(MAX_SMS_PER_CALL) as u32;
+        dev.rm
+            .control(
+                dev.debugger,
+                cmd::NV83DE_DEBUG_READ_ALL_SM_ERROR_STATES,
+                &mut sm,
+            )
+            .ok()?;
+        if start == 0 {
+            sm_mmu_fault = Some((sm.mmu_fault.valid, sm.mmu_fault.fault_info));
+        }
+        for (i, e) in sm.read().iter().enumerate() {
+            if e.hww_global_esr != 0 || e.hww_warp_esr != 0 {
+                sm_lines.push(format!(
+                    "SM {} error: global esr {:#x}, warp esr {:#x} at pc {:#x}, address {:#x}",
+                    start + i,
+                    e.hww_global_esr,
+                    e.hww_warp_esr,
+                    e.hww_warp_esr_pc64,
+                    e.hww_esr_addr
+                ));
+            }
+        }
+    }
     let mut lines = Vec::new();
     let mut mmu = ReadMmuFaultInfoParams::default();
     if dev
@@ -83,23 +107,14 @@ pub fn report(dev: &Device) -> Option<String> {
             ));
         }
     }
-    if lines.is_empty() && sm.mmu_fault.valid != 0 {
+    if let Some((valid, info)) = sm_mmu_fault
+        && lines.is_empty()
+        && valid != 0
+    {
         lines.push(format!(
-            "GPU MMU fault (fault info {:#x}; no address recorded)",
-            sm.mmu_fault.fault_info
+            "GPU MMU fault (fault info {info:#x}; no address recorded)"
         ));
     }
-    for (i, e) in sm.read().iter().enumerate() {
-        if e.hww_global_esr != 0 || e.hww_warp_esr != 0 {
-            lines.push(format!(
-                "SM {} error: global esr {:#x}, warp esr {:#x} at pc {:#x}, address {:#x}",
-                i + sm.starting_sm as usize,
-                e.hww_global_esr,
-                e.hww_warp_esr,
-                e.hww_warp_esr_pc64,
-                e.hww_esr_addr
-            ));
-        }
-    }
+    lines.extend(sm_lines);
     (!lines.is_empty()).then(|| lines.join("; "))
 }

@@ -36,6 +36,16 @@ pub struct Buffer {
 }
 
 impl Buffer {
+    /// The buffer's CPU mapping as GPU-shared memory (volatile, bounds-checked
+    /// access). Crate-internal: the caller keeps the result no longer than the buffer.
+    pub(crate) fn mem(&self) -> Result<nvbare_core::shared::SharedMem, NvkError> {
+        let p = self.cpu_ptr()?;
+        // SAFETY: the mapping covers `size` bytes and stays until the buffer is
+        // freed (which consumes it); callers in this crate drop the view first.
+        // Only volatile accesses reach it through SharedMem.
+        Ok(unsafe { nvbare_core::shared::SharedMem::from_raw(p, self.size as usize, self.gpu_va) })
+    }
+
     /// The CPU pointer, or an error naming the buffer when it has no CPU mapping.
     pub fn cpu_ptr(&self) -> Result<*mut u8, NvkError> {
         self.cpu.map(NonNull::as_ptr).ok_or_else(|| {

@@ -14,6 +14,7 @@ pub mod rm;
 pub mod sys;
 pub mod uvm;
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -27,7 +28,7 @@ pub enum NvkError {
          load nvidia.ko and nvidia-uvm.ko (or run where they are loaded)"
     )]
     NoDriver {
-        path: &'static str,
+        path: Cow<'static, str>,
         source: std::io::Error,
     },
     #[error("{op}: ioctl failed: {source}")]
@@ -57,12 +58,13 @@ pub enum NvkError {
 }
 
 /// Opens an NVIDIA device node read-write, close-on-exec.
-pub(crate) fn open_dev(path: &'static str) -> Result<File, NvkError> {
+pub(crate) fn open_dev(path: impl Into<Cow<'static, str>>) -> Result<File, NvkError> {
+    let path = path.into();
     OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(libc::O_CLOEXEC)
-        .open(path)
+        .open(&*path)
         .map_err(|source| NvkError::NoDriver { path, source })
 }
 
@@ -79,13 +81,7 @@ mod tests {
         let err = gpu::Gpu::open(0).err().expect("no driver, no GPU");
         let msg = err.to_string();
         assert!(
-            matches!(
-                err,
-                NvkError::NoDriver {
-                    path: "/dev/nvidiactl",
-                    ..
-                }
-            ),
+            matches!(&err, NvkError::NoDriver { path, .. } if path == "/dev/nvidiactl"),
             "{msg}"
         );
         assert!(msg.contains("nvidia.ko") && !msg.contains('\n'), "{msg}");

@@ -74,11 +74,4 @@ impl Pool {
             let _ = c.alloc.free(b.gpu_va - c.buf.gpu_va, b.size);
         }
     }
-
-    /// Gives every chunk back to `dev`.
-    pub fn release(&mut self, dev: &mut Device) {
-        for c in self.chunks.drain(..) {
-            dev.free(c.buf);
-        }
-    }
 }

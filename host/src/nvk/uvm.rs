@@ -13,6 +13,9 @@ use super::sys::{self, NvProcessorUuid, UvmParams};
 /// An open, initialised UVM file.
 pub struct Uvm {
     file: File,
+    /// The descriptor `UVM_MM_INITIALIZE` ran on: it must stay open as long as the
+    /// first one, for the process's memory manager to stay attached.
+    _mm: File,
 }
 
 impl Uvm {
@@ -20,19 +23,19 @@ impl Uvm {
     /// from a second descriptor, as CUDA does; its failure is tolerated, as CUDA
     /// tolerates it).
     pub fn open() -> Result<Self, NvkError> {
-        let uvm = Self {
-            file: super::open_dev("/dev/nvidia-uvm")?,
-        };
-        uvm.call(&mut sys::UvmInitializeParams::default(), "UVM_INITIALIZE")?;
+        let file = super::open_dev("/dev/nvidia-uvm")?;
+        call_on(
+            file.as_raw_fd(),
+            &mut sys::UvmInitializeParams::default(),
+            "UVM_INITIALIZE",
+        )?;
         let second = super::open_dev("/dev/nvidia-uvm")?;
         let mut mm = sys::UvmMmInitializeParams {
-            uvm_fd: uvm.fd(),
+            uvm_fd: file.as_raw_fd(),
             rm_status: 0,
         };
         let _ = sys::ioctl(second.as_raw_fd(), sys::UvmMmInitializeParams::CMD, &mut mm);
-        // `second` must stay open for the MM to stay attached: keep it with the process.
-        std::mem::forget(second);
-        Ok(uvm)
+        Ok(Self { file, _mm: second })
     }
 
     /// The file descriptor.
@@ -42,14 +45,7 @@ impl Uvm {
 
     /// Issues one UVM ioctl and turns a non-zero `rmStatus` into an error.
     pub fn call<P: UvmParams>(&self, params: &mut P, op: &'static str) -> Result<(), NvkError> {
-        sys::ioctl(self.fd(), P::CMD, params).map_err(|source| NvkError::Ioctl { op, source })?;
-        match params.rm_status() {
-            0 => Ok(()),
-            s => Err(NvkError::Rm {
-                op,
-                status: NvStatus(s),
-            }),
-        }
+        call_on(self.fd(), params, op)
     }
 
     /// Reserves `[base, base+length)` of the GPU VA space for RM allocations.
@@ -97,5 +93,17 @@ impl Uvm {
             ..Default::default()
         };
         self.call(&mut p, "UVM_FREE")
+    }
+}
+
+/// One UVM ioctl on `fd`; a non-zero `rmStatus` is an error.
+fn call_on<P: UvmParams>(fd: RawFd, params: &mut P, op: &'static str) -> Result<(), NvkError> {
+    sys::ioctl(fd, P::CMD, params).map_err(|source| NvkError::Ioctl { op, source })?;
+    match params.rm_status() {
+        0 => Ok(()),
+        s => Err(NvkError::Rm {
+            op,
+            status: NvStatus(s),
+        }),
     }
 }

@@ -65,7 +65,7 @@ impl Device {
             cpu: None,
             handle: notifier_handle,
         };
-        self.map_to_gpu(&notifier)?;
+        self.map_to_gpu(&notifier, false)?;
 
         let mut cs = CtxShareAllocParams {
             h_va_space: self.vaspace,

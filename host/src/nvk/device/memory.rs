@@ -89,8 +89,8 @@ impl Device {
             cpu,
             handle,
         };
-        if let Err(e) = self.map_to_gpu(&buf) {
-            self.release(&buf);
+        if let Err(e) = self.map_to_gpu(&buf, huge) {
+            self.release_objects(&buf);
             return Err(e);
         }
         Ok(buf)
@@ -98,7 +98,6 @@ impl Device {
 
     fn alloc_host_at(&mut self, va: u64, size: u64) -> Result<Buffer, NvkError> {
         let cpu = mmap_fixed(va, size, -1, "host memory")?;
-        self.cpu_maps.insert(va, size);
         self.next_host_handle += 1;
         let flags = flags::host_descriptor();
         let handle = match self.rm.alloc_os_descriptor(
@@ -115,6 +114,7 @@ impl Device {
                 return Err(e);
             }
         };
+        self.cpu_maps.insert(va, size);
         let buf = Buffer {
             gpu_va: va,
             size,
@@ -122,8 +122,8 @@ impl Device {
             cpu: Some(cpu),
             handle,
         };
-        if let Err(e) = self.map_to_gpu(&buf) {
-            self.release(&buf);
+        if let Err(e) = self.map_to_gpu(&buf, false) {
+            self.release_objects(&buf);
             return Err(e);
         }
         Ok(buf)
@@ -146,13 +146,10 @@ impl Device {
     }
 
     /// Places `buf` at `buf.gpu_va`: a UVM external range, RM's own record of the
-    /// mapping, and UVM's page-table mapping.
-    pub(super) fn map_to_gpu(&self, buf: &Buffer) -> Result<(), NvkError> {
+    /// mapping, and UVM's page-table mapping; `huge` when it was allocated with
+    /// 2 MiB pages (it maps with them too).
+    pub(super) fn map_to_gpu(&self, buf: &Buffer, huge: bool) -> Result<(), NvkError> {
         self.uvm.create_external_range(buf.gpu_va, buf.size)?;
-        // Video memory allocated with 2 MiB pages maps with them too.
-        let huge = buf.placement == Placement::Vram
-            && buf.size >= (8 << 20)
-            && buf.size.is_multiple_of(HUGE_PAGE);
         let flags = flags::gpu_map_fixed(huge);
         let r = self
             .rm
@@ -190,22 +187,21 @@ impl Device {
         r
     }
 
-    /// Undoes whatever of an allocation exists; errors are ignored (used on
-    /// failure paths and in `free`).
-    fn release(&mut self, buf: &Buffer) {
+    /// Undoes the GPU mapping, CPU mapping and RM object of an allocation, leaving
+    /// its VA range to whoever reserved it; errors are ignored (used on failure
+    /// paths and in `free`).
+    fn release_objects(&mut self, buf: &Buffer) {
         let _ = self.uvm.free(buf.gpu_va, buf.size);
         if let Some(p) = buf.cpu {
             munmap(p, buf.size);
-        }
-        let _ = self.rm.free(self.device, buf.handle);
-        if let Some(p) = buf.cpu {
             self.cpu_maps.remove(&(p.as_ptr() as u64));
         }
-        va_free(buf.cpu.is_some(), buf.gpu_va, buf.size);
+        let _ = self.rm.free(self.device, buf.handle);
     }
 
     /// Frees a buffer: GPU mapping, CPU mapping, RM object, VA range.
     pub fn free(&mut self, buf: Buffer) {
-        self.release(&buf);
+        self.release_objects(&buf);
+        va_free(buf.cpu.is_some(), buf.gpu_va, buf.size);
     }
 }

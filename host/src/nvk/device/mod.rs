@@ -396,8 +396,7 @@ impl nvbare_core::hal::Bar0 for Doorbell {
 /// Opens `/dev/nvidia<minor>` and registers it with our control file, as the
 /// kernel driver requires before it accepts mappings through it.
 fn open_gpu_file(rm: &RmClient, minor: u32) -> Result<File, NvkError> {
-    let path: &'static str = Box::leak(format!("/dev/nvidia{minor}").into_boxed_str());
-    let f = open_dev(path)?;
+    let f = open_dev(format!("/dev/nvidia{minor}"))?;
     let mut reg = NvIoctlRegisterFd {
         ctl_fd: rm.ctl_fd(),
     };

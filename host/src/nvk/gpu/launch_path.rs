@@ -73,18 +73,15 @@ struct Template {
 }
 
 /// Per-launch QMD choices that trade safety margins for latency; the defaults
-/// are the conservative ones. `NVBARE_TUNE=membar=N,inval=0|1,pcas=N,chain=0|1`
-/// overrides them (for measuring; see BENCHMARKS.md).
+/// are the conservative ones. `NVBARE_TUNE=membar=N,inval=0|1,mirror=0|1,relmembar=0|1`
+/// overrides them (for measuring; `nvbare bench --study` compares them in one
+/// process, see BENCHMARKS.md).
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchTuning {
     /// `CWD_MEMBAR_TYPE`: 0 none, 1 L1 + sysmembar (default), 3 L1 + GPU membar.
     pub membar: u64,
     /// Invalidate the SM's texture/data caches at every grid start (default).
     pub invalidate: bool,
-    /// PCAS action that starts a QMD.
-    pub pcas: PcasAction,
-    /// In `launch_many`, chain each QMD to the next instead of one PCAS each.
-    pub chain: bool,
     /// Store only the arena lines that differ from what was last written there
     /// (default); off stores every byte of every launch.
     pub mirror: bool,
@@ -99,8 +96,6 @@ impl Default for LaunchTuning {
         Self {
             membar: 1,
             invalidate: true,
-            pcas: PcasAction::PrefetchSchedule,
-            chain: false,
             mirror: true,
             release_membar: false,
         }
@@ -120,14 +115,6 @@ impl LaunchTuning {
             match k {
                 "membar" => t.membar = n,
                 "inval" => t.invalidate = n != 0,
-                "pcas" => {
-                    t.pcas = match n {
-                        3 => PcasAction::InvalidateCopySchedule,
-                        10 => PcasAction::InvalidatePrefetchCopySchedule,
-                        _ => PcasAction::PrefetchSchedule,
-                    }
-                }
-                "chain" => t.chain = n != 0,
                 "mirror" => t.mirror = n != 0,
                 "relmembar" => t.release_membar = n != 0,
                 _ => {}
@@ -174,7 +161,15 @@ impl Gpu {
     /// waiting for older launches to finish when the arena is full.
     fn arena_take(&mut self, bytes: u64) -> Result<u64, NvkError> {
         loop {
-            self.arena.ring.reclaim(self.compute_timeline.value());
+            // What the waits already saw first; the GPU-written timeline (a cache
+            // miss) only when that leaves no room.
+            self.arena.ring.reclaim(self.compute_seen.get());
+            if let Some(at) = self.arena.ring.place(bytes as usize) {
+                return Ok(at as u64);
+            }
+            let done = self.compute_timeline.value();
+            self.compute_seen.set(self.compute_seen.get().max(done));
+            self.arena.ring.reclaim(done);
             if let Some(at) = self.arena.ring.place(bytes as usize) {
                 return Ok(at as u64);
             }
@@ -367,14 +362,7 @@ impl Gpu {
     /// The GPU's timer (ns; the clock of semaphore timestamps), read through the
     /// usermode page (`NVC361_TIME_1` / `TIME_0`).
     pub fn gpu_time_ns(&self) -> u64 {
-        use nvbare_core::hal::Bar0;
-        loop {
-            let hi = self.doorbell.read32(0x84);
-            let lo = self.doorbell.read32(0x80);
-            if self.doorbell.read32(0x84) == hi {
-                return (u64::from(hi) << 32) | u64::from(lo);
-            }
-        }
+        nvbare_core::gpfifo::gpu_time_ns(&self.doorbell, 0)
     }
 
     fn launch_after(
@@ -391,7 +379,7 @@ impl Gpu {
         let t1 = t0.map(|_| Instant::now());
         self.write_launch(&mut s)?;
         self.slot_bytes.push(std::mem::take(&mut s.bytes));
-        compute::launch_qmd(pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
+        compute::launch_qmd(pb, s.qmd_va, PcasAction::PrefetchSchedule).map_err(sub)?;
         let t2 = t0.map(|_| Instant::now());
         self.compute
             .submit(&self.doorbell, &self.clock, TIMEOUT_NS, pb)
@@ -409,8 +397,7 @@ impl Gpu {
 
     /// Launches `k` `count` times in one submission (one GPFIFO entry, one
     /// doorbell), the last grid releasing the timeline: what a recorded command
-    /// list (a CUDA graph) costs per kernel. With `tuning.chain` each QMD names
-    /// the next as its dependent, so the front end sees one PCAS in all.
+    /// list (a CUDA graph) costs per kernel.
     pub fn launch_many(
         &mut self,
         k: &Kernel,
@@ -421,28 +408,12 @@ impl Gpu {
     ) -> Result<u64, NvkError> {
         let value = self.compute_value + 1;
         let mut pb = PushBuffer::with_capacity(4 * count as usize);
-        let mut prev: Option<Slot> = None;
         for i in 0..count {
             let release = (i + 1 == count).then_some(value);
             let mut s = self.prepare(k, grid, block, params, release, value)?;
-            if self.tuning.chain {
-                match prev.take() {
-                    Some(mut p) => {
-                        p.qmd.set_dependent(s.qmd_va).map_err(sub)?;
-                        self.write_launch(&mut p)?;
-                    }
-                    None => {
-                        compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?
-                    }
-                }
-                prev = Some(s);
-            } else {
-                self.write_launch(&mut s)?;
-                compute::launch_qmd(&mut pb, s.qmd_va, self.tuning.pcas).map_err(sub)?;
-            }
-        }
-        if let Some(mut p) = prev {
-            self.write_launch(&mut p)?;
+            self.write_launch(&mut s)?;
+            self.slot_bytes.push(std::mem::take(&mut s.bytes));
+            compute::launch_qmd(&mut pb, s.qmd_va, PcasAction::PrefetchSchedule).map_err(sub)?;
         }
         self.compute
             .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)

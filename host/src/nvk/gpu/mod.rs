@@ -3,6 +3,7 @@
 //! memory, an arena for per-launch QMDs and constant buffers, and the
 //! operations a user calls: allocate, copy, load a kernel, launch, wait.
 
+use std::cell::Cell;
 use std::time::Instant;
 
 use nvbare_core::compute::{self, ComputeSetup, LocalMemory};
@@ -66,16 +67,7 @@ const COPY_PB: u64 = 2 << 20;
 const ARENA: u64 = 64 << 20;
 
 fn shared(buf: &Buffer, offset: u64, len: u64) -> Result<SharedMem, NvkError> {
-    let p = buf.cpu_ptr()?;
-    if offset.checked_add(len).is_none_or(|end| end > buf.size) {
-        return Err(sub(format!(
-            "{len:#x} bytes at {offset:#x} do not fit the {:#x}-byte buffer at {:#x}",
-            buf.size, buf.gpu_va
-        )));
-    }
-    // SAFETY: `buf` stays mapped for as long as the Gpu that owns it; the range is
-    // inside the mapping (checked above).
-    Ok(unsafe { SharedMem::from_raw(p.add(offset as usize), len as usize, buf.gpu_va + offset) })
+    buf.mem()?.slice(offset as usize, len as usize).map_err(sub)
 }
 
 fn sub(e: impl std::fmt::Display) -> NvkError {
@@ -96,6 +88,9 @@ pub struct Gpu {
     /// Written with a GPU timestamp when the front end reaches a stamped launch.
     fetch_stamp: Semaphore,
     pub compute_value: u64,
+    /// The highest compute timeline value a wait has seen passed (no read of the
+    /// GPU-written semaphore needed to know it).
+    compute_seen: Cell<u64>,
     pub copy_value: u64,
     arena: Arena,
     qmd_version: QmdVersion,
@@ -161,6 +156,7 @@ impl Gpu {
             copy_timeline,
             fetch_stamp,
             compute_value: 0,
+            compute_seen: Cell::new(0),
             copy_value: 0,
             arena: Arena {
                 ring: Ring::new(arena.size as usize),
@@ -235,6 +231,10 @@ impl Gpu {
     /// Waits up to `timeout_ns` for the compute timeline to reach `value`; a
     /// timeout reports what faulted, if anything did.
     pub fn wait_compute_for(&self, value: u64, timeout_ns: u64) -> Result<(), NvkError> {
+        if self.compute_timeline.reached(value) {
+            self.compute_seen.set(self.compute_seen.get().max(value));
+            return Ok(());
+        }
         // Spin in slices; between slices ask the debugger whether the channel has
         // faulted, so a fault is reported within a slice instead of at the timeout.
         let start = self.clock.now_ns();
@@ -245,7 +245,10 @@ impl Gpu {
                 .compute_timeline
                 .wait(value, &self.clock, slice, self.compute.fifo())
             {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    self.compute_seen.set(self.compute_seen.get().max(value));
+                    return Ok(());
+                }
                 Err(e) if spent + slice >= timeout_ns => return Err(self.stalled(e)),
                 Err(e) => {
                     if let Some(report) = super::fault::report(&self.dev) {

@@ -44,21 +44,20 @@ pub fn fb_total_ram(rm: &RmClient, subdevice: Handle) -> Result<u64, NvkError> {
     Ok(u64::from(p.fb_info_list[0].data) << 10)
 }
 
-fn c_string(bytes: &[u8]) -> String {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
-}
-
 /// The GPU's marketing name ("NVIDIA H200").
 pub fn gpu_name(rm: &RmClient, subdevice: Handle) -> Result<String, NvkError> {
     let mut p = GpuNameStringParams::default();
     rm.control(subdevice, cmd::NV2080_GPU_GET_NAME_STRING, &mut p)?;
-    Ok(c_string(&p.gpu_name_string[..64]))
+    p.ascii()
+        .map(str::to_owned)
+        .ok_or_else(|| NvkError::Submit("GPU name from RM is not text".into()))
 }
 
 /// The kernel driver's version string ("580.159.04").
 pub fn driver_version(rm: &RmClient) -> Result<String, NvkError> {
     let mut p = BuildVersionV2Params::default();
     rm.control(rm.root(), cmd::NV0000_SYSTEM_GET_BUILD_VERSION_V2, &mut p)?;
-    Ok(c_string(&p.driver_version_buffer))
+    p.driver_version()
+        .map(str::to_owned)
+        .ok_or_else(|| NvkError::Submit("driver version from RM is not text".into()))
 }

@@ -262,8 +262,7 @@ impl Device {
 
         let mut cl = ctrl::ClassListV2::new_zeroed();
         rm.control(device, cmd::NV0080_GPU_GET_CLASSLIST_V2, &mut cl)?;
-        let class_list =
-            cl.class_list[..(cl.num_classes as usize).min(cl.class_list.len())].to_vec();
+        let class_list = cl.classes().to_vec();
         let classes = Classes::choose(&class_list)?;
 
         // The doorbell page (NVC661 usermode region), mapped through the GPU file.
@@ -282,8 +281,12 @@ impl Device {
         gid.flags = gid_flags::FORMAT.encode(gid_flags::FORMAT_BINARY);
         gid.length = 16;
         rm.control(subdevice, cmd::NV2080_GPU_GET_GID_INFO, &mut gid)?;
-        let mut uuid = [0u8; 16];
-        uuid.copy_from_slice(&gid.data[..16]);
+        let uuid = gid.binary_uuid().ok_or_else(|| {
+            NvkError::Submit(format!(
+                "GPU UUID: RM returned {} bytes of binary GID, expected 16",
+                gid.length
+            ))
+        })?;
 
         let mut rg = sys::UvmRegisterGpuParams {
             gpu_uuid: uuid,

@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::abi::NvdmPayloadCot;
+use crate::firmware::FMC_HASH_LEN;
 use zerocopy::{FromZeros, IntoBytes};
 
 /// `NVDM_TYPE_COT`.
@@ -83,8 +84,6 @@ impl CotParams {
 /// Errors building or parsing FSP messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FspError {
-    /// The FMC `hash` section is not 48 bytes (SHA-384).
-    HashSize { len: usize },
     /// Public key or signature larger than its 384-byte field.
     FieldTooLarge { field: &'static str, len: usize },
     /// A message too large for one packet (multi-packet sends are not needed for COT).
@@ -102,7 +101,6 @@ pub enum FspError {
 impl fmt::Display for FspError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::HashSize { len } => write!(f, "FMC hash is {len} bytes, SHA-384 needs 48"),
             Self::FieldTooLarge { field, len } => {
                 write!(
                     f,
@@ -148,15 +146,19 @@ fn fill_words(dst: &mut [u32], src: &[u8], field: &'static str) -> Result<(), Fs
 /// The `NVDM_PAYLOAD_COT` for a boot: the FMC `hash` (SHA-384 of its `image`), its
 /// `publickey` and `signature` sections copied in (zero-padded), FRTS in vidmem only
 /// (`frtsSysmemOffset/Size` 0).
+///
+/// The hash is SHA-384 by type, so a hash of another length does not compile:
+///
+/// ```compile_fail
+/// use nvbare_gsp::fsp::{CotParams, cot_payload};
+/// let _ = cot_payload(&CotParams::gh100(0, 0), &[0; 47], &[], &[]);
+/// ```
 pub fn cot_payload(
     params: &CotParams,
-    hash384: &[u8],
+    hash384: &[u8; FMC_HASH_LEN],
     public_key: &[u8],
     signature: &[u8],
 ) -> Result<NvdmPayloadCot, FspError> {
-    if hash384.len() != 48 {
-        return Err(FspError::HashSize { len: hash384.len() });
-    }
     let mut p = NvdmPayloadCot::new_zeroed();
     p.version = params.version;
     p.size = core::mem::size_of::<NvdmPayloadCot>() as u16;
@@ -164,8 +166,10 @@ pub fn cot_payload(
     p.frts_vidmem_offset = params.frts_vidmem_offset;
     p.frts_vidmem_size = params.frts_vidmem_size;
     p.gsp_boot_args_sysmem_offset = params.boot_args_sysmem_addr;
-    let mut hash = [0u32; 12];
-    fill_words(&mut hash, hash384, "hash384")?;
+    let mut hash = [0u32; FMC_HASH_LEN / 4];
+    for (w, b) in hash.iter_mut().zip(hash384.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
     p.hash384 = hash;
     let mut key = [0u32; 96];
     fill_words(&mut key, public_key, "publicKey")?;
@@ -300,7 +304,8 @@ mod tests {
         assert_eq!(m.len(), 868);
         assert_eq!(&m[8..10], &1u16.to_le_bytes());
         assert_eq!(&m[10..12], &860u16.to_le_bytes());
-        assert!(cot_payload(&CotParams::gh100(0, 0), &[0; 47], &[], &[]).is_err());
+        // A 47-byte hash is now rejected at compile time (see the `compile_fail` example
+        // on `cot_payload`).
         assert!(cot_payload(&CotParams::gh100(0, 0), &[0; 48], &[0; 385], &[]).is_err());
     }
 

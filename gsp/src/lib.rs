@@ -16,3 +16,10 @@ pub mod registry;
 pub mod rm;
 pub mod rpc;
 pub mod sequencer;
+
+/// The bytes of a fixed-size C string buffer before its first NUL (all of them if there is
+/// none). The one helper for every NUL-terminated string GSP-RM or a firmware file hands us.
+pub(crate) fn until_nul(buf: &[u8]) -> &[u8] {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    &buf[..end]
+}

@@ -17,32 +17,13 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-/// `sizeof(rpc_run_cpu_sequencer_v17_00)` without `commandBuffer[]`.
-pub const SEQUENCER_HEADER_SIZE: usize = 40;
-/// `GSP_SEQ_BUF_REG_SAVE_SIZE`, `rmgspseq.h`.
-pub const REG_SAVE_SIZE: usize = 8;
+use crate::abi::{GSP_SEQ_BUF_REG_SAVE_SIZE, GspSeqBufOpcode, RpcRunCpuSequencer};
+use zerocopy::{FromBytes, IntoBytes};
 
-/// `GSP_SEQ_BUF_OPCODE_*`, `rmgspseq.h`.
-pub mod opcode {
-    /// `GSP_SEQ_BUF_OPCODE_REG_WRITE`: addr, val.
-    pub const REG_WRITE: u32 = 0;
-    /// `GSP_SEQ_BUF_OPCODE_REG_MODIFY`: addr, mask, val.
-    pub const REG_MODIFY: u32 = 1;
-    /// `GSP_SEQ_BUF_OPCODE_REG_POLL`: addr, mask, val, timeout, error.
-    pub const REG_POLL: u32 = 2;
-    /// `GSP_SEQ_BUF_OPCODE_DELAY_US`: val.
-    pub const DELAY_US: u32 = 3;
-    /// `GSP_SEQ_BUF_OPCODE_REG_STORE`: addr, index.
-    pub const REG_STORE: u32 = 4;
-    /// `GSP_SEQ_BUF_OPCODE_CORE_RESET`.
-    pub const CORE_RESET: u32 = 5;
-    /// `GSP_SEQ_BUF_OPCODE_CORE_START`.
-    pub const CORE_START: u32 = 6;
-    /// `GSP_SEQ_BUF_OPCODE_CORE_WAIT_FOR_HALT`.
-    pub const CORE_WAIT_FOR_HALT: u32 = 7;
-    /// `GSP_SEQ_BUF_OPCODE_CORE_RESUME`.
-    pub const CORE_RESUME: u32 = 8;
-}
+/// `sizeof(rpc_run_cpu_sequencer_v17_00)` without `commandBuffer[]`.
+pub const SEQUENCER_HEADER_SIZE: usize = size_of::<RpcRunCpuSequencer>();
+/// `GSP_SEQ_BUF_REG_SAVE_SIZE`, `rmgspseq.h`.
+pub const REG_SAVE_SIZE: usize = GSP_SEQ_BUF_REG_SAVE_SIZE;
 
 /// One decoded sequencer command, in the order GSP-RM wrote it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,32 +66,24 @@ impl SequencerStep {
         (old & !mask) | val
     }
 
-    /// The opcode number of this step.
-    pub fn opcode(&self) -> u32 {
+    /// The `GSP_SEQ_BUF_OPCODE` of this step.
+    pub fn kind(&self) -> GspSeqBufOpcode {
         match self {
-            Self::RegWrite { .. } => opcode::REG_WRITE,
-            Self::RegModify { .. } => opcode::REG_MODIFY,
-            Self::RegPoll { .. } => opcode::REG_POLL,
-            Self::DelayUs(_) => opcode::DELAY_US,
-            Self::RegStore { .. } => opcode::REG_STORE,
-            Self::CoreReset => opcode::CORE_RESET,
-            Self::CoreStart => opcode::CORE_START,
-            Self::CoreWaitForHalt => opcode::CORE_WAIT_FOR_HALT,
-            Self::CoreResume => opcode::CORE_RESUME,
+            Self::RegWrite { .. } => GspSeqBufOpcode::RegWrite,
+            Self::RegModify { .. } => GspSeqBufOpcode::RegModify,
+            Self::RegPoll { .. } => GspSeqBufOpcode::RegPoll,
+            Self::DelayUs(_) => GspSeqBufOpcode::DelayUs,
+            Self::RegStore { .. } => GspSeqBufOpcode::RegStore,
+            Self::CoreReset => GspSeqBufOpcode::CoreReset,
+            Self::CoreStart => GspSeqBufOpcode::CoreStart,
+            Self::CoreWaitForHalt => GspSeqBufOpcode::CoreWaitForHalt,
+            Self::CoreResume => GspSeqBufOpcode::CoreResume,
         }
     }
 
-    /// Payload dwords after the opcode (`GSP_SEQUENCER_PAYLOAD_SIZE_DWORDS`).
-    fn payload_dwords(op: u32) -> Option<usize> {
-        Some(match op {
-            opcode::REG_WRITE => 2,
-            opcode::REG_MODIFY => 3,
-            opcode::REG_POLL => 5,
-            opcode::DELAY_US => 1,
-            opcode::REG_STORE => 2,
-            opcode::CORE_RESET..=opcode::CORE_RESUME => 0,
-            _ => return None,
-        })
+    /// The opcode number of this step.
+    pub fn opcode(&self) -> u32 {
+        self.kind() as u32
     }
 
     /// Appends this step's opcode and payload dwords (the inverse of decoding; used by the
@@ -223,15 +196,12 @@ fn dword(bytes: &[u8], i: usize) -> u32 {
 /// Mirrors the parsing half of `kgspExecuteSequencerBuffer_IMPL`; any malformed input gives a
 /// [`SequencerError`], never a panic.
 pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> {
-    if payload.len() < SEQUENCER_HEADER_SIZE {
+    let Ok((header, cmds)) = RpcRunCpuSequencer::read_from_prefix(payload) else {
         return Err(SequencerError::TruncatedHeader { len: payload.len() });
-    }
-    let buffer_size_dwords = dword(payload, 0);
-    let cmd_index = dword(payload, 1);
-    let mut reg_save_area = [0u32; REG_SAVE_SIZE];
-    for (i, r) in reg_save_area.iter_mut().enumerate() {
-        *r = dword(payload, 2 + i);
-    }
+    };
+    let buffer_size_dwords = header.buffer_size_dword;
+    let cmd_index = header.cmd_index;
+    let reg_save_area = header.reg_save_area;
     if buffer_size_dwords == 0 {
         return Err(SequencerError::EmptyBuffer);
     }
@@ -241,7 +211,6 @@ pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> 
             buffer_size_dwords,
         });
     }
-    let cmds = &payload[SEQUENCER_HEADER_SIZE..];
     let available_dwords = cmds.len() / 4;
     let end = cmd_index as usize;
     if end > available_dwords {
@@ -257,31 +226,32 @@ pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> 
         let at = i;
         let op = dword(cmds, i);
         i += 1;
-        let n = SequencerStep::payload_dwords(op)
+        let kind = GspSeqBufOpcode::from_u32(op)
             .ok_or(SequencerError::UnknownOpcode { opcode: op, at })?;
+        let n = kind.payload_dwords();
         if i + n > end {
             return Err(SequencerError::PayloadPastEnd { opcode: op, at });
         }
         let p = |k: usize| dword(cmds, i + k);
-        let step = match op {
-            opcode::REG_WRITE => SequencerStep::RegWrite {
+        let step = match kind {
+            GspSeqBufOpcode::RegWrite => SequencerStep::RegWrite {
                 addr: p(0),
                 val: p(1),
             },
-            opcode::REG_MODIFY => SequencerStep::RegModify {
+            GspSeqBufOpcode::RegModify => SequencerStep::RegModify {
                 addr: p(0),
                 mask: p(1),
                 val: p(2),
             },
-            opcode::REG_POLL => SequencerStep::RegPoll {
+            GspSeqBufOpcode::RegPoll => SequencerStep::RegPoll {
                 addr: p(0),
                 mask: p(1),
                 val: p(2),
                 timeout_us: p(3),
                 error: p(4),
             },
-            opcode::DELAY_US => SequencerStep::DelayUs(p(0)),
-            opcode::REG_STORE => {
+            GspSeqBufOpcode::DelayUs => SequencerStep::DelayUs(p(0)),
+            GspSeqBufOpcode::RegStore => {
                 let index = p(1);
                 if index as usize >= REG_SAVE_SIZE {
                     return Err(SequencerError::RegStoreIndex { index, at });
@@ -291,10 +261,10 @@ pub fn decode_sequencer(payload: &[u8]) -> Result<CpuSequencer, SequencerError> 
                     index: index as u8,
                 }
             }
-            opcode::CORE_RESET => SequencerStep::CoreReset,
-            opcode::CORE_START => SequencerStep::CoreStart,
-            opcode::CORE_WAIT_FOR_HALT => SequencerStep::CoreWaitForHalt,
-            _ => SequencerStep::CoreResume,
+            GspSeqBufOpcode::CoreReset => SequencerStep::CoreReset,
+            GspSeqBufOpcode::CoreStart => SequencerStep::CoreStart,
+            GspSeqBufOpcode::CoreWaitForHalt => SequencerStep::CoreWaitForHalt,
+            GspSeqBufOpcode::CoreResume => SequencerStep::CoreResume,
         };
         steps.push(step);
         i += n;
@@ -314,9 +284,12 @@ pub fn encode_sequencer(steps: &[SequencerStep], capacity_dwords: u32) -> Vec<u8
         s.encode_into(&mut words);
     }
     let mut out = Vec::with_capacity(SEQUENCER_HEADER_SIZE + words.len() * 4);
-    out.extend_from_slice(&capacity_dwords.to_le_bytes());
-    out.extend_from_slice(&(words.len() as u32).to_le_bytes());
-    out.extend_from_slice(&[0u8; REG_SAVE_SIZE * 4]);
+    let header = RpcRunCpuSequencer {
+        buffer_size_dword: capacity_dwords,
+        cmd_index: words.len() as u32,
+        reg_save_area: [0; REG_SAVE_SIZE],
+    };
+    out.extend_from_slice(header.as_bytes());
     for w in words {
         out.extend_from_slice(&w.to_le_bytes());
     }

@@ -56,7 +56,7 @@ fn gh100_structures_match_the_openrm_worked_example() {
         fixture("fmc_boot_params_gh100")
     );
     matched += 1;
-    let hash: Vec<u8> = (1..=48).collect();
+    let hash: [u8; 48] = core::array::from_fn(|i| i as u8 + 1);
     let cot = cot_payload(
         &CotParams::gh100(0x6_0000_0000, 0x7_0000_0000),
         &hash,

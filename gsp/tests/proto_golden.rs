@@ -252,7 +252,7 @@ fn golden_bytes_match_tinygrad() {
         "fmc_boot_params_gb202",
         fmc_boot_params(0x8_0000_0000, 0x9_0000_0000).as_bytes(),
     );
-    let hash: Vec<u8> = (1..=48).collect();
+    let hash: [u8; 48] = core::array::from_fn(|i| i as u8 + 1);
     let cot = cot_payload(
         &CotParams::gb20x(0x6_0000_0000, 0x7_0000_0000),
         &hash,

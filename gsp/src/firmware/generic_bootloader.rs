@@ -2,7 +2,7 @@
 //! binary header whose `header_offset` points at the bootloader descriptor (nouveau
 //! `struct nvfw_bl_desc`, `include/nvfw/fw.h`) and whose data is the bootloader image.
 
-use super::{FirmwareError, check_within, read, read_bin_header, slice};
+use super::{FirmwareError, check_within, read, read_bin_header};
 use crate::abi::fw::NvfwBinHdr;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -33,17 +33,11 @@ pub struct GenericBootloader<'a> {
 
 impl<'a> GenericBootloader<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<GenericBootloader<'a>, FirmwareError> {
-        let bin_header = read_bin_header(bytes)?;
+        let (bin_header, image) = read_bin_header(bytes)?;
         let desc: FalconBootloaderDesc = read(
             bytes,
             bin_header.header_offset.into(),
             "falcon bootloader descriptor (bin header header_offset)",
-        )?;
-        let image = slice(
-            bytes,
-            bin_header.data_offset.into(),
-            bin_header.data_size.into(),
-            "generic bootloader image",
         )?;
         check_within(
             "bootloader code (code_off/code_size)",

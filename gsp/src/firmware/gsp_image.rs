@@ -102,11 +102,7 @@ impl<'a> GspRmImage<'a> {
             });
         }
         let raw_version = elf.require(".fwversion")?;
-        let end = raw_version
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(raw_version.len());
-        let version = String::from_utf8_lossy(&raw_version[..end]).into_owned();
+        let version = String::from_utf8_lossy(crate::until_nul(raw_version)).into_owned();
         if version != FIRMWARE_VERSION {
             return Err(FirmwareError::WrongVersion { found: version });
         }

@@ -43,7 +43,7 @@ const MAX_APPS: u32 = 64;
 
 impl<'a> HsUcode<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<HsUcode<'a>, FirmwareError> {
-        let bin_header = read_bin_header(bytes)?;
+        let (bin_header, image) = read_bin_header(bytes)?;
         let hs: NvfwHsHeaderV2 = read(
             bytes,
             bin_header.header_offset.into(),
@@ -70,12 +70,6 @@ impl<'a> HsUcode<'a> {
             })
             .collect::<Result<Vec<_>, _>>()?;
 
-        let image = slice(
-            bytes,
-            bin_header.data_offset.into(),
-            bin_header.data_size.into(),
-            "HS ucode image",
-        )?;
         check_within(
             "HS OS code (os_code_offset/size)",
             load.os_code_offset,

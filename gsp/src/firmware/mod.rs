@@ -21,7 +21,7 @@ mod riscv_bootloader;
 
 pub use elf::{ElfFile, ElfSection};
 pub use error::FirmwareError;
-pub use fmc::{FmcImage, FmcSignatureScheme};
+pub use fmc::{FMC_HASH_LEN, FmcImage, FmcSignatureScheme};
 pub use generic_bootloader::{FalconBootloaderDesc, GenericBootloader};
 pub use gsp_image::{GspRmImage, GspSignatureTarget};
 pub use hs_ucode::{HsPatchMeta, HsUcode, HsUcodeApp};
@@ -78,8 +78,9 @@ pub(crate) fn read_u32(
     Ok(u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]))
 }
 
-/// The nvfw binary header at offset 0, with its magic and its data range checked.
-pub(crate) fn read_bin_header(bytes: &[u8]) -> Result<NvfwBinHdr, FirmwareError> {
+/// The nvfw binary header at offset 0, with its magic checked, and the ucode image it
+/// names (`data_offset..data_offset + data_size`, checked to lie inside `bytes`).
+pub(crate) fn read_bin_header(bytes: &[u8]) -> Result<(NvfwBinHdr, &[u8]), FirmwareError> {
     let hdr: NvfwBinHdr = read(bytes, 0, "nvfw binary header")?;
     if hdr.bin_magic != NVFW_BIN_MAGIC {
         return Err(FirmwareError::BadMagic {
@@ -88,13 +89,13 @@ pub(crate) fn read_bin_header(bytes: &[u8]) -> Result<NvfwBinHdr, FirmwareError>
             expected: NVFW_BIN_MAGIC,
         });
     }
-    slice(
+    let data = slice(
         bytes,
         hdr.data_offset.into(),
         hdr.data_size.into(),
         "ucode image (bin header data_offset/data_size)",
     )?;
-    Ok(hdr)
+    Ok((hdr, data))
 }
 
 /// Checks that `[offset, offset + size)` lies inside a region of `region_len` bytes.

@@ -21,7 +21,7 @@ pub struct RiscvBootloader<'a> {
 
 impl<'a> RiscvBootloader<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<RiscvBootloader<'a>, FirmwareError> {
-        let bin_header = read_bin_header(bytes)?;
+        let (bin_header, image) = read_bin_header(bytes)?;
         let desc_offset = u64::from(bin_header.header_offset);
         let version = super::read_u32(bytes, desc_offset, "RM_RISCV_UCODE_DESC version")?;
         if !(1..=5).contains(&version) {
@@ -47,12 +47,6 @@ impl<'a> RiscvBootloader<'a> {
         let mut full = [0u8; DESC_V5_LEN as usize];
         full[..raw.len()].copy_from_slice(raw);
         let desc: RmRiscvUcodeDesc = read(&full, 0, "RM_RISCV_UCODE_DESC")?;
-        let image = slice(
-            bytes,
-            bin_header.data_offset.into(),
-            bin_header.data_size.into(),
-            "RISC-V bootloader image",
-        )?;
         check_within(
             "RISC-V monitor code (monitorCodeOffset/Size)",
             desc.monitor_code_offset,

@@ -6,7 +6,7 @@
 use alloc::vec::Vec;
 
 use super::{ELEMENT_SIZE, MsgqError};
-use crate::abi::{MessageQueueInitArguments, MsgqRxHeader, MsgqTxHeader};
+use crate::abi::{MessageQueueInitArguments, MsgqTxHeader};
 
 /// `MSGQ_FLAGS_SWAP_RX`: read pointers live in the peer queue's header page.
 pub const MSGQ_FLAGS_SWAP_RX: u32 = 1;
@@ -33,8 +33,9 @@ impl SharedQueueLayout {
     pub fn new(cmd_queue_size: u32, stat_queue_size: u32) -> Result<Self, MsgqError> {
         for s in [cmd_queue_size, stat_queue_size] {
             if s as usize & (ELEMENT_SIZE - 1) != 0 || (s as usize) < 3 * ELEMENT_SIZE {
-                return Err(MsgqError::BadTxHeader {
-                    why: "queue size not 4 KiB multiple >= 12 KiB",
+                return Err(MsgqError::BadLayout {
+                    why: "each queue size must be a multiple of 4 KiB and at least 12 KiB \
+                          (header page plus two elements)",
                 });
             }
         }
@@ -84,14 +85,14 @@ impl SharedQueueLayout {
     /// `page_addrs` must hold one 4 KiB-aligned bus address per page of the block.
     pub fn page_table(&self, page_addrs: &[u64]) -> Result<Vec<u8>, MsgqError> {
         if page_addrs.len() != self.total_pages() {
-            return Err(MsgqError::RingSizeMismatch {
-                expected: self.total_pages(),
-                got: page_addrs.len(),
+            return Err(MsgqError::BadLayout {
+                why: "page_table needs exactly one bus address per 4 KiB page of the block \
+                      (total_pages())",
             });
         }
         if page_addrs.iter().any(|a| a % ELEMENT_SIZE as u64 != 0) {
-            return Err(MsgqError::BadTxHeader {
-                why: "page address not 4 KiB aligned",
+            return Err(MsgqError::BadLayout {
+                why: "every page bus address must be 4 KiB aligned",
             });
         }
         let mut out = Vec::with_capacity(self.page_table_size as usize);
@@ -138,9 +139,6 @@ fn tx_header(size: u32) -> MsgqTxHeader {
         entry_off: ELEMENT_SIZE as u32,
     }
 }
-
-/// `sizeof(msgqRxHeader)`.
-pub const RX_HEADER_SIZE: usize = core::mem::size_of::<MsgqRxHeader>();
 
 #[cfg(test)]
 mod tests {

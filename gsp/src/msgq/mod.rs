@@ -24,29 +24,31 @@ pub mod reader;
 pub mod writer;
 
 use core::fmt;
+use core::mem::offset_of;
 
 pub use layout::SharedQueueLayout;
 pub use reader::{MsgQueue, ReceivedMessage};
 pub use writer::{RpcQueue, max_record_payload};
 
-use crate::abi::MsgqTxHeader;
+use crate::abi::{self, GspMsgQueueElement, MsgqTxHeader};
 
 /// Size of one queue element (`GSP_MSG_QUEUE_ELEMENT_SIZE_MIN`, `RM_PAGE_SIZE`).
-pub const ELEMENT_SIZE: usize = 0x1000;
+pub const ELEMENT_SIZE: usize = abi::GSP_MSG_QUEUE_ELEMENT_SIZE_MIN;
 /// Most elements one message may span (`GSP_MSG_QUEUE_ELEMENT_SIZE_MAX / _MIN`).
-pub const MAX_ELEMENTS_PER_MESSAGE: u32 = 16;
+pub const MAX_ELEMENTS_PER_MESSAGE: u32 =
+    (abi::GSP_MSG_QUEUE_ELEMENT_SIZE_MAX / abi::GSP_MSG_QUEUE_ELEMENT_SIZE_MIN) as u32;
 /// Bytes before the RPC header in an element (`GSP_MSG_QUEUE_ELEMENT_HDR_SIZE`).
-pub const ELEMENT_HEADER_SIZE: usize = 0x30;
+pub const ELEMENT_HEADER_SIZE: usize = abi::GSP_MSG_QUEUE_ELEMENT_HDR_SIZE;
 /// `sizeof(GSP_MSG_QUEUE_ELEMENT)`: element header plus RPC header.
-pub const ELEMENT_AND_RPC_HEADER_SIZE: usize = ELEMENT_HEADER_SIZE + crate::rpc::RPC_HEADER_SIZE;
+pub const ELEMENT_AND_RPC_HEADER_SIZE: usize = size_of::<GspMsgQueueElement>();
 /// `NV_VGPU_MSG_FUNCTION_CONTINUATION_RECORD`.
-pub(crate) const CONTINUATION_RECORD: u32 = crate::abi::RpcFunction::ContinuationRecord.as_u32();
+pub(crate) const CONTINUATION_RECORD: u32 = abi::RpcFunction::ContinuationRecord.as_u32();
 /// Offset of `checkSum` in `GSP_MSG_QUEUE_ELEMENT`.
-pub(crate) const CHECKSUM_OFFSET: usize = 0x20;
+pub(crate) const CHECKSUM_OFFSET: usize = offset_of!(GspMsgQueueElement, check_sum);
 /// Offset of `seqNum` in `GSP_MSG_QUEUE_ELEMENT`.
-pub(crate) const SEQ_NUM_OFFSET: usize = 0x24;
+pub(crate) const SEQ_NUM_OFFSET: usize = offset_of!(GspMsgQueueElement, seq_num);
 /// Offset of `elemCount` in `GSP_MSG_QUEUE_ELEMENT`.
-pub(crate) const ELEM_COUNT_OFFSET: usize = 0x28;
+pub(crate) const ELEM_COUNT_OFFSET: usize = offset_of!(GspMsgQueueElement, elem_count);
 
 /// XOR of all 64-bit little-endian words of `data` (zero-padded to 8 bytes), folded to 32
 /// bits; mirrors `_checkSum32` (`message_queue_priv.h`). A message whose `checkSum` field
@@ -77,8 +79,6 @@ pub(crate) fn fold(x: u64) -> u32 {
 /// start in the queue's backing store and where the *peer's* read pointer header lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueGeometry {
-    /// `msgSize`: always [`ELEMENT_SIZE`] for GSP queues.
-    pub msg_size: u32,
     /// `msgCount`.
     pub msg_count: u32,
     /// `entryOff`: offset of element 0 from the start of the queue.
@@ -116,7 +116,6 @@ impl QueueGeometry {
             return bad("writePtr beyond msgCount");
         }
         Ok(Self {
-            msg_size: h.msg_size,
             msg_count: h.msg_count,
             entry_off: h.entry_off,
             rx_hdr_off: h.rx_hdr_off,
@@ -126,6 +125,36 @@ impl QueueGeometry {
     /// Bytes of the entry area (`msgCount * msgSize`).
     pub fn ring_len(&self) -> usize {
         self.msg_count as usize * ELEMENT_SIZE
+    }
+
+    /// Checks that `ring` is this queue's whole entry area.
+    pub fn check_ring(&self, ring: &[u8]) -> Result<(), MsgqError> {
+        if ring.len() != self.ring_len() {
+            return Err(MsgqError::RingSizeMismatch {
+                expected: self.ring_len(),
+                got: ring.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks that a read or write pointer (ours, or the peer's from shared memory) names an
+    /// element of the ring.
+    pub fn check_pointer(&self, pointer: u32) -> Result<(), MsgqError> {
+        if pointer >= self.msg_count {
+            return Err(MsgqError::PointerOutOfRange {
+                pointer,
+                msg_count: self.msg_count,
+            });
+        }
+        Ok(())
+    }
+
+    /// [`QueueGeometry::check_ring`] and [`QueueGeometry::check_pointer`] together: what
+    /// every ring access checks before it reads the peer's pointer.
+    pub fn check_access(&self, ring: &[u8], peer_pointer: u32) -> Result<(), MsgqError> {
+        self.check_ring(ring)?;
+        self.check_pointer(peer_pointer)
     }
 
     /// Elements the writer may still fill: `msgqTxGetFreeSpace`, one slot always kept empty.
@@ -145,6 +174,9 @@ impl QueueGeometry {
 pub enum MsgqError {
     /// A `msgqTxHeader` with fields that do not fit the queue.
     BadTxHeader { why: &'static str },
+    /// Queue sizes or page addresses the caller passed that cannot form the shared queue
+    /// block; `why` names the requirement.
+    BadLayout { why: &'static str },
     /// The ring slice handed in is not `msgCount * 4096` bytes.
     RingSizeMismatch { expected: usize, got: usize },
     /// The peer's pointer (read or write) is not below `msgCount`.
@@ -169,6 +201,9 @@ impl fmt::Display for MsgqError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::BadTxHeader { why } => write!(f, "GSP queue header invalid: {why}"),
+            Self::BadLayout { why } => {
+                write!(f, "GSP shared queue layout invalid: {why}")
+            }
             Self::RingSizeMismatch { expected, got } => {
                 write!(f, "queue ring is {got} bytes, header says {expected}")
             }

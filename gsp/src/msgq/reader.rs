@@ -44,12 +44,7 @@ pub struct MsgQueue {
 impl MsgQueue {
     /// A reader for a ring of this geometry, at `read_ptr`, expecting sequence 0 next.
     pub fn new(geometry: QueueGeometry, read_ptr: u32) -> Result<Self, MsgqError> {
-        if read_ptr >= geometry.msg_count {
-            return Err(MsgqError::PointerOutOfRange {
-                pointer: read_ptr,
-                msg_count: geometry.msg_count,
-            });
-        }
+        geometry.check_pointer(read_ptr)?;
         Ok(Self {
             geometry,
             read_ptr,
@@ -72,11 +67,6 @@ impl MsgQueue {
         self.geometry
     }
 
-    /// Whether GSP has published messages not yet read. `write_ptr` is GSP's `writePtr`.
-    pub fn has_message(&self, write_ptr: u32) -> bool {
-        write_ptr != self.read_ptr
-    }
-
     /// Reads, validates and consumes the next message. `ring` is the entry area of the status
     /// queue (a copy or the mapping), `write_ptr` GSP's published `writePtr`. `Ok(None)` when
     /// the queue is empty. On error nothing is consumed; see [`MsgQueue::skip`].
@@ -85,33 +75,19 @@ impl MsgQueue {
         ring: &[u8],
         write_ptr: u32,
     ) -> Result<Option<ReceivedMessage>, MsgqError> {
-        let Some((msg, elem_count)) = self.peek(ring, write_ptr)? else {
+        let Some(msg) = self.peek(ring, write_ptr)? else {
             return Ok(None);
         };
-        self.read_ptr = (self.read_ptr + elem_count) % self.geometry.msg_count;
+        self.read_ptr = (self.read_ptr + msg.elem_count) % self.geometry.msg_count;
         self.expected_seq = self.expected_seq.wrapping_add(1);
         Ok(Some(msg))
     }
 
-    /// Validates the next message without consuming it; returns it with its element count.
-    pub fn peek(
-        &self,
-        ring: &[u8],
-        write_ptr: u32,
-    ) -> Result<Option<(ReceivedMessage, u32)>, MsgqError> {
+    /// Validates the next message without consuming it (its
+    /// [`ReceivedMessage::elem_count`] is how far [`MsgQueue::receive`] would advance).
+    pub fn peek(&self, ring: &[u8], write_ptr: u32) -> Result<Option<ReceivedMessage>, MsgqError> {
         let g = &self.geometry;
-        if ring.len() != g.ring_len() {
-            return Err(MsgqError::RingSizeMismatch {
-                expected: g.ring_len(),
-                got: ring.len(),
-            });
-        }
-        if write_ptr >= g.msg_count {
-            return Err(MsgqError::PointerOutOfRange {
-                pointer: write_ptr,
-                msg_count: g.msg_count,
-            });
-        }
+        g.check_access(ring, write_ptr)?;
         if write_ptr == self.read_ptr {
             return Ok(None);
         }
@@ -160,15 +136,12 @@ impl MsgQueue {
             });
         }
         let payload = bytes[ELEMENT_AND_RPC_HEADER_SIZE..msg_len].to_vec();
-        Ok(Some((
-            ReceivedMessage {
-                header,
-                seq,
-                elem_count,
-                payload,
-            },
+        Ok(Some(ReceivedMessage {
+            header,
+            seq,
             elem_count,
-        )))
+            payload,
+        }))
     }
 
     /// Drops the message at the read pointer after an error, as OpenRM's recovery does for
@@ -177,18 +150,7 @@ impl MsgQueue {
     /// advances by at least one element while anything is published.
     pub fn skip(&mut self, ring: &[u8], write_ptr: u32) -> Result<u32, MsgqError> {
         let g = self.geometry;
-        if ring.len() != g.ring_len() {
-            return Err(MsgqError::RingSizeMismatch {
-                expected: g.ring_len(),
-                got: ring.len(),
-            });
-        }
-        if write_ptr >= g.msg_count {
-            return Err(MsgqError::PointerOutOfRange {
-                pointer: write_ptr,
-                msg_count: g.msg_count,
-            });
-        }
+        g.check_access(ring, write_ptr)?;
         let available = g.available_elements(self.read_ptr, write_ptr);
         if available == 0 {
             return Ok(0);

@@ -47,12 +47,7 @@ impl RpcQueue {
     /// A writer continuing at element `write_ptr` with sequence number `seq` (after a
     /// re-attach, or for the simulator playing GSP on the status queue).
     pub fn resume(geometry: QueueGeometry, write_ptr: u32, seq: u32) -> Result<Self, MsgqError> {
-        if write_ptr >= geometry.msg_count {
-            return Err(MsgqError::PointerOutOfRange {
-                pointer: write_ptr,
-                msg_count: geometry.msg_count,
-            });
-        }
+        geometry.check_pointer(write_ptr)?;
         Ok(Self {
             geometry,
             write_ptr,
@@ -119,18 +114,12 @@ impl RpcQueue {
         mut header: RpcMessageHeader,
         payload: &[u8],
     ) -> Result<u32, MsgqError> {
-        self.check(ring, read_ptr)?;
+        self.geometry.check_access(ring, read_ptr)?;
         if payload.len() > max_record_payload() {
             return Err(MsgqError::MessageTooLarge { len: payload.len() });
         }
         let elems = elements_for_payload(payload.len());
-        let free = self.geometry.free_elements(read_ptr, self.write_ptr);
-        if elems > free {
-            return Err(MsgqError::QueueFull {
-                needed: elems,
-                free,
-            });
-        }
+        self.reserve(read_ptr, elems)?;
         header.length = (RPC_HEADER_SIZE + payload.len()) as u32;
         self.write_unchecked(ring, &header, payload, elems);
         Ok(elems)
@@ -148,12 +137,8 @@ impl RpcQueue {
         function: u32,
         payload: &[u8],
     ) -> Result<u32, MsgqError> {
-        self.check(ring, read_ptr)?;
-        let needed = Self::elements_needed(payload.len());
-        let free = self.geometry.free_elements(read_ptr, self.write_ptr);
-        if needed > free {
-            return Err(MsgqError::QueueFull { needed, free });
-        }
+        self.geometry.check_access(ring, read_ptr)?;
+        self.reserve(read_ptr, Self::elements_needed(payload.len()))?;
         let mut records = 0;
         for (i, chunk) in record_chunks(payload).enumerate() {
             let f = if i == 0 {
@@ -168,18 +153,12 @@ impl RpcQueue {
         Ok(records)
     }
 
-    fn check(&self, ring: &[u8], read_ptr: u32) -> Result<(), MsgqError> {
-        if ring.len() != self.geometry.ring_len() {
-            return Err(MsgqError::RingSizeMismatch {
-                expected: self.geometry.ring_len(),
-                got: ring.len(),
-            });
-        }
-        if read_ptr >= self.geometry.msg_count {
-            return Err(MsgqError::PointerOutOfRange {
-                pointer: read_ptr,
-                msg_count: self.geometry.msg_count,
-            });
+    /// Checks that `needed` elements are free between our write pointer and GSP's
+    /// `read_ptr` (already range-checked).
+    fn reserve(&self, read_ptr: u32, needed: u32) -> Result<(), MsgqError> {
+        let free = self.geometry.free_elements(read_ptr, self.write_ptr);
+        if needed > free {
+            return Err(MsgqError::QueueFull { needed, free });
         }
         Ok(())
     }

@@ -8,9 +8,10 @@
 //! - **580.142**: the kernel driver on the H200 machine (580.159.04) speaks these layouts
 //!   ([`KERNEL_DRIVER_BRANCH`]).
 //!
-//! Types that differ come in pairs named `…V570` / `…V580`; [`r570`] and [`r580`] alias
-//! each pair to one name so a backend picks its branch with one `use`. Everything else is
-//! the same in both branches and has one type.
+//! Types that differ come in pairs named `…V570` / `…V580`; the kernel-driver backend
+//! (`nvbare-host`) names the `…V580` types directly. [`r570`] and [`r580`] also alias each
+//! pair to one branch-neutral name, for code that wants to choose its branch with one `use`.
+//! Everything else is the same in both branches and has one type.
 
 pub mod alloc;
 pub mod alloc_flags;

@@ -15,14 +15,16 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use core::mem::offset_of;
 
 use super::{MessageFunction, RpcResult};
 use crate::abi::{
-    GspStaticConfigInfo, RpcEvent, RpcFunction, RpcGspRmAlloc, RpcGspRmControl, RpcMessageHeader,
-    RpcNumber,
+    GspStaticConfigInfo, RPC_POST_EVENT_DATA_OFFSET, RpcEvent, RpcFunction, RpcGspLockdownNotice,
+    RpcGspRmAlloc, RpcGspRmControl, RpcMessageHeader, RpcNumber, RpcOsErrorLog, RpcPostEvent,
+    RpcRcTriggered, RpcUcodeLibosPrint,
 };
 use crate::sequencer::{CpuSequencer, SequencerError, decode_sequencer};
-use zerocopy::FromBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 /// A decoded message from GSP-RM.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,16 +224,21 @@ impl<'a> Payload<'a> {
         }
         Ok(())
     }
-    fn u32(&self, o: usize) -> u32 {
-        u32::from_le_bytes([
-            self.bytes[o],
-            self.bytes[o + 1],
-            self.bytes[o + 2],
-            self.bytes[o + 3],
-        ])
-    }
-    fn u16(&self, o: usize) -> u16 {
-        u16::from_le_bytes([self.bytes[o], self.bytes[o + 1]])
+    /// The fixed part `T` at the start of the payload, which must hold at least `min_len`
+    /// bytes. A payload shorter than `size_of::<T>()` gives only its first `min_len` bytes,
+    /// the rest of `T` zero: how the C structs whose variable-length data begins inside
+    /// their tail padding, or whose last field older firmware does not send, are read.
+    fn fixed<T: FromBytes + IntoBytes>(&self, min_len: usize) -> Result<T, EventError> {
+        self.need(min_len)?;
+        let mut t = T::new_zeroed();
+        let dst = t.as_mut_bytes();
+        let n = if self.bytes.len() >= dst.len() {
+            dst.len()
+        } else {
+            min_len
+        };
+        dst[..n].copy_from_slice(&self.bytes[..n]);
+        Ok(t)
     }
     /// `size` bytes at `o`, where `size` came from GSP.
     fn tail(&self, o: usize, size: u32, field: &'static str) -> Result<Vec<u8>, EventError> {
@@ -246,12 +253,6 @@ impl<'a> Payload<'a> {
         }
         Ok(self.bytes[o..o + size as usize].to_vec())
     }
-}
-
-/// Text up to the first NUL, invalid UTF-8 replaced.
-pub fn c_string(bytes: &[u8]) -> String {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// Decodes a message from the status queue given its RPC header and payload.
@@ -270,63 +271,71 @@ pub fn decode_message(
             GspMessage::RunCpuSequencer(decode_sequencer(payload).map_err(EventError::Sequencer)?)
         }
         RpcNumber::Event(RpcEvent::OsErrorLog) => {
-            p.need(12 + 0x100)?;
+            // `preemptiveRemovalPreviousXid` is optional: 0 when the payload ends before it.
+            let e: RpcOsErrorLog =
+                p.fixed(offset_of!(RpcOsErrorLog, preemptive_removal_previous_xid))?;
             GspMessage::OsErrorLog {
-                exception_type: p.u32(0),
-                runlist_id: p.u32(4),
-                chid: p.u32(8),
-                message: c_string(&payload[12..12 + 0x100]),
-                preemptive_removal_previous_xid: if payload.len() >= 272 { p.u32(268) } else { 0 },
+                exception_type: e.except_type,
+                runlist_id: e.runlist_id,
+                chid: e.chid,
+                message: String::from_utf8_lossy(crate::until_nul(&e.err_string)).into_owned(),
+                preemptive_removal_previous_xid: e.preemptive_removal_previous_xid,
             }
         }
         RpcNumber::Event(RpcEvent::MmuFaultQueued) => GspMessage::MmuFaultQueued,
         RpcNumber::Event(RpcEvent::PostEvent) => {
-            p.need(29)?;
+            // `eventData[]` starts inside the struct's tail padding.
+            let e: RpcPostEvent = p.fixed(RPC_POST_EVENT_DATA_OFFSET)?;
             GspMessage::PostEvent {
-                h_client: p.u32(0),
-                h_event: p.u32(4),
-                notify_index: p.u32(8),
-                data: p.u32(12),
-                info16: p.u16(16),
-                status: p.u32(20),
-                notify_list: payload[28] != 0,
-                event_data: p.tail(29, p.u32(24), "eventDataSize")?,
+                h_client: e.h_client,
+                h_event: e.h_event,
+                notify_index: e.notify_index,
+                data: e.data,
+                info16: e.info16,
+                status: e.status,
+                notify_list: e.b_notify_list != 0,
+                event_data: p.tail(
+                    RPC_POST_EVENT_DATA_OFFSET,
+                    e.event_data_size,
+                    "eventDataSize",
+                )?,
             }
         }
         RpcNumber::Event(RpcEvent::RcTriggered) => {
-            p.need(48)?;
+            let n = size_of::<RpcRcTriggered>();
+            let e: RpcRcTriggered = p.fixed(n)?;
             GspMessage::RcTriggered {
-                engine_type: p.u32(0),
-                chid: p.u32(4),
-                gfid: p.u32(8),
-                except_level: p.u32(12),
-                except_type: p.u32(16),
-                scope: p.u32(20),
-                partition_attribution_id: p.u16(24),
-                mmu_fault_addr: u64::from(p.u32(32)) << 32 | u64::from(p.u32(28)),
-                mmu_fault_type: p.u32(36),
-                callback_needed: payload[40] != 0,
-                journal: p.tail(48, p.u32(44), "rcJournalBufferSize")?,
+                engine_type: e.nv2080_engine_type,
+                chid: e.chid,
+                gfid: e.gfid,
+                except_level: e.except_level,
+                except_type: e.except_type,
+                scope: e.scope,
+                partition_attribution_id: e.partition_attribution_id,
+                mmu_fault_addr: u64::from(e.mmu_fault_addr_hi) << 32
+                    | u64::from(e.mmu_fault_addr_lo),
+                mmu_fault_type: e.mmu_fault_type,
+                callback_needed: e.b_callback_needed != 0,
+                journal: p.tail(n, e.rc_journal_buffer_size, "rcJournalBufferSize")?,
             }
         }
         RpcNumber::Event(RpcEvent::GspLockdownNotice) => {
-            p.need(1)?;
+            let e: RpcGspLockdownNotice = p.fixed(size_of::<RpcGspLockdownNotice>())?;
             GspMessage::LockdownNotice {
-                engaging: payload[0] != 0,
+                engaging: e.b_lockdown_engaging != 0,
             }
         }
         RpcNumber::Event(RpcEvent::UcodeLibosPrint) => {
-            p.need(8)?;
+            let n = size_of::<RpcUcodeLibosPrint>();
+            let e: RpcUcodeLibosPrint = p.fixed(n)?;
             GspMessage::LibosPrint {
-                ucode_eng_desc: p.u32(0),
-                buffer: p.tail(8, p.u32(4), "libosPrintBufSize")?,
+                ucode_eng_desc: e.ucode_eng_desc,
+                buffer: p.tail(n, e.libos_print_buf_size, "libosPrintBufSize")?,
             }
         }
         RpcNumber::Function(RpcFunction::GspRmAlloc) => {
-            let n = core::mem::size_of::<RpcGspRmAlloc>();
-            p.need(n)?;
-            let (a, _) = RpcGspRmAlloc::read_from_prefix(payload)
-                .map_err(|_| unreachable_trunc(function, n))?;
+            let n = size_of::<RpcGspRmAlloc>();
+            let a: RpcGspRmAlloc = p.fixed(n)?;
             GspMessage::RmAllocReply {
                 h_client: a.h_client,
                 h_parent: a.h_parent,
@@ -337,10 +346,8 @@ pub fn decode_message(
             }
         }
         RpcNumber::Function(RpcFunction::GspRmControl) => {
-            let n = core::mem::size_of::<RpcGspRmControl>();
-            p.need(n)?;
-            let (c, _) = RpcGspRmControl::read_from_prefix(payload)
-                .map_err(|_| unreachable_trunc(function, n))?;
+            let n = size_of::<RpcGspRmControl>();
+            let c: RpcGspRmControl = p.fixed(n)?;
             GspMessage::RmControlReply {
                 h_client: c.h_client,
                 h_object: c.h_object,
@@ -377,14 +384,6 @@ pub fn decode_message(
         result: RpcResult(header.rpc_result),
         body,
     })
-}
-
-fn unreachable_trunc(function: MessageFunction, need: usize) -> EventError {
-    EventError::Truncated {
-        function,
-        need,
-        got: 0,
-    }
 }
 
 impl DecodedMessage {

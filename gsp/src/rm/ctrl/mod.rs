@@ -222,15 +222,4 @@ pub mod cmd {
             NVC36F_GPFIFO_GET_WORK_SUBMIT_TOKEN,
         ),
     ];
-
-    /// The class a command is addressed to (its top 16 bits), e.g. `0x2080` for the
-    /// subdevice. Commands on the client (`NV0000`) give 0.
-    pub const fn class_of(cmd: u32) -> u32 {
-        cmd >> 16
-    }
-
-    /// The C name of a command this module knows.
-    pub fn name_of(cmd: u32) -> Option<&'static str> {
-        ALL.iter().find(|(_, _, c)| *c == cmd).map(|(n, _, _)| *n)
-    }
 }

@@ -61,7 +61,7 @@ pub struct BuildVersionV2Params {
 impl BuildVersionV2Params {
     /// `driverVersionBuffer` up to its NUL, if it is UTF-8.
     pub fn driver_version(&self) -> Option<&str> {
-        c_str(&self.driver_version_buffer)
+        core::str::from_utf8(crate::until_nul(&self.driver_version_buffer)).ok()
     }
 }
 
@@ -136,12 +136,6 @@ zeroed_default!(
     ClassListV2ParamsV570,
     ClassListV2ParamsV580
 );
-
-/// The bytes of `buf` before its first NUL (all of it if none), as UTF-8.
-pub(crate) fn c_str(buf: &[u8]) -> Option<&str> {
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    core::str::from_utf8(&buf[..end]).ok()
-}
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,6 @@
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-use super::root::c_str;
 use super::zeroed_default;
 use crate::rm::field::BitField;
 
@@ -43,7 +42,10 @@ impl GpuNameStringParams {
 
     /// The name, when asked for as ASCII (e.g. "NVIDIA H200").
     pub fn ascii(&self) -> Option<&str> {
-        c_str(&self.gpu_name_string[..GPU_MAX_NAME_STRING_LENGTH])
+        core::str::from_utf8(crate::until_nul(
+            &self.gpu_name_string[..GPU_MAX_NAME_STRING_LENGTH],
+        ))
+        .ok()
     }
 }
 

@@ -1,5 +1,7 @@
 //! Chip names as users type them, and the firmware directory each one boots from.
 
+use nvbare_core::chip::Chip;
+
 use crate::error::FetchError;
 
 /// A firmware directory of the pinned set: `nvidia/<name>/gsp/` in linux-firmware.
@@ -39,6 +41,17 @@ impl FirmwareChip {
         }
     }
 
+    /// The firmware directory named `dir` (`"gh100"`), if it is one of the pinned set.
+    pub fn from_dir_name(dir: &str) -> Option<FirmwareChip> {
+        FirmwareChip::ALL.into_iter().find(|c| c.dir_name() == dir)
+    }
+
+    /// The firmware directory `chip` boots from, as core's chip table names it
+    /// ([`Chip::firmware_dir`]); `None` only if core names a directory outside the pinned set.
+    pub fn of(chip: Chip) -> Option<FirmwareChip> {
+        FirmwareChip::from_dir_name(chip.firmware_dir())
+    }
+
     /// The pinned files this chip's boot needs.
     pub fn pinned_files(self) -> impl Iterator<Item = &'static crate::PinnedFile> {
         crate::pinned::files_in_dir(self.dir_name())
@@ -51,44 +64,38 @@ impl std::fmt::Display for FirmwareChip {
     }
 }
 
-/// Chip and product names accepted besides the directory names themselves.
-const ALIASES: &[(&str, FirmwareChip)] = &[
-    ("tu104", FirmwareChip::Tu102),
-    ("tu106", FirmwareChip::Tu102),
-    ("ga103", FirmwareChip::Ga102),
-    ("ga104", FirmwareChip::Ga102),
-    ("ga106", FirmwareChip::Ga102),
-    ("ga107", FirmwareChip::Ga102),
+/// Product names accepted besides chip names (those come from core's [`Chip`] table).
+const PRODUCT_ALIASES: &[(&str, FirmwareChip)] = &[
     ("a100", FirmwareChip::Ga100),
-    ("ad103", FirmwareChip::Ad102),
-    ("ad104", FirmwareChip::Ad102),
-    ("ad106", FirmwareChip::Ad102),
-    ("ad107", FirmwareChip::Ad102),
     ("h100", FirmwareChip::Gh100),
     ("h200", FirmwareChip::Gh100),
     ("h800", FirmwareChip::Gh100),
     ("gh200", FirmwareChip::Gh100),
-    ("gb102", FirmwareChip::Gb100),
     ("b100", FirmwareChip::Gb100),
     ("b200", FirmwareChip::Gb100),
-    ("gb203", FirmwareChip::Gb202),
-    ("gb205", FirmwareChip::Gb202),
-    ("gb206", FirmwareChip::Gb202),
-    ("gb207", FirmwareChip::Gb202),
 ];
 
-/// Parses `--chip`: a firmware directory name, a chip or product of one of those families
-/// (`ad104` → ad102, `h200` → gh100), or `all`. Case does not matter.
+/// Parses `--chip`: a firmware directory name, any chip core's [`Chip`] table knows
+/// (`ad104` → ad102, `tu116` → tu102), a product name (`h200` → gh100), or `all`. Case does
+/// not matter.
 pub fn parse_chip_selection(name: &str) -> Result<Vec<FirmwareChip>, FetchError> {
     let lower = name.trim().to_ascii_lowercase();
     if lower == "all" {
         return Ok(FirmwareChip::ALL.to_vec());
     }
-    FirmwareChip::ALL
-        .iter()
-        .copied()
-        .find(|c| c.dir_name() == lower)
-        .or_else(|| ALIASES.iter().find(|(a, _)| *a == lower).map(|(_, c)| *c))
+    FirmwareChip::from_dir_name(&lower)
+        .or_else(|| {
+            Chip::ALL
+                .iter()
+                .find(|c| c.name().eq_ignore_ascii_case(&lower))
+                .and_then(|c| FirmwareChip::of(*c))
+        })
+        .or_else(|| {
+            PRODUCT_ALIASES
+                .iter()
+                .find(|(a, _)| *a == lower)
+                .map(|(_, c)| *c)
+        })
         .map(|c| vec![c])
         .ok_or_else(|| FetchError::UnknownChip {
             given: name.to_owned(),
@@ -98,9 +105,16 @@ pub fn parse_chip_selection(name: &str) -> Result<Vec<FirmwareChip>, FetchError>
 /// The names `parse_chip_selection` accepts, for the unknown-chip message.
 pub fn known_chip_names() -> String {
     let dirs: Vec<&str> = FirmwareChip::ALL.iter().map(|c| c.dir_name()).collect();
-    let aliases: Vec<String> = ALIASES
+    let aliases: Vec<String> = Chip::ALL
         .iter()
-        .map(|(a, c)| format!("{a}→{}", c.dir_name()))
+        .map(|c| (c.name().to_ascii_lowercase(), c.firmware_dir()))
+        .filter(|(name, dir)| name != dir)
+        .map(|(name, dir)| format!("{name}→{dir}"))
+        .chain(
+            PRODUCT_ALIASES
+                .iter()
+                .map(|(a, c)| format!("{a}→{}", c.dir_name())),
+        )
         .collect();
     format!("{} or all (also {})", dirs.join(" "), aliases.join(" "))
 }
@@ -125,6 +139,25 @@ mod tests {
             [FirmwareChip::Gb100]
         );
         assert_eq!(parse_chip_selection("all").unwrap(), FirmwareChip::ALL);
+    }
+
+    #[test]
+    fn every_core_chip_is_accepted_and_maps_to_its_firmware_dir() {
+        for chip in Chip::ALL {
+            for given in [chip.name().to_owned(), chip.name().to_ascii_lowercase()] {
+                let selected = parse_chip_selection(&given).unwrap();
+                assert_eq!(selected.len(), 1, "{given}");
+                assert_eq!(selected[0].dir_name(), chip.firmware_dir(), "{given}");
+            }
+        }
+        assert_eq!(
+            parse_chip_selection("tu116").unwrap(),
+            [FirmwareChip::Tu102]
+        );
+        assert_eq!(
+            parse_chip_selection("gb204").unwrap(),
+            [FirmwareChip::Gb202]
+        );
     }
 
     #[test]

@@ -89,7 +89,8 @@ pub fn strip_firmware_root(path: &str) -> Option<&str> {
         .or_else(|| p.strip_prefix("lib/firmware/"))
 }
 
-/// Removes `.` and empty components and applies `..`; `..` above the root is dropped.
+/// Removes `.` and empty components and applies `..`. A `..` above the root makes the whole
+/// path unusable: the result is then the empty string.
 pub fn normalize(path: &str) -> String {
     normalize_checked(path).unwrap_or_default()
 }

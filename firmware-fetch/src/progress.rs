@@ -13,10 +13,6 @@ impl Progress {
         Progress { quiet }
     }
 
-    pub fn is_quiet(&self) -> bool {
-        self.quiet
-    }
-
     /// A byte-count bar of `len` bytes (0 when unknown) labelled `message`.
     pub fn bytes(&self, len: u64, message: impl Into<String>) -> ProgressBar {
         if self.quiet {

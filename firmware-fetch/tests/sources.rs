@@ -135,6 +135,39 @@ fn directory_source_reads_plain_zst_and_xz_files() {
 }
 
 #[test]
+fn directory_source_skips_unreadable_files_but_reports_an_unwritable_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("lib-firmware");
+    let dir = root.join("nvidia/ad102/gsp");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("plain-570.144.bin"), b"plain bytes").unwrap();
+    std::fs::write(dir.join("broken-570.144.bin.xz"), b"not xz at all").unwrap();
+    let wanted = [
+        pin("nvidia/ad102/gsp/broken-570.144.bin", b"xz bytes"),
+        pin("nvidia/ad102/gsp/plain-570.144.bin", b"plain bytes"),
+    ];
+
+    // A source file that does not decompress counts as absent; the good one is stored.
+    let cache = Cache::new(tmp.path().join("cache"));
+    let supplied = Source::Dir(root.clone())
+        .supply(&wanted, &cache, &Progress::new(true))
+        .unwrap();
+    let stored: Vec<&str> = supplied.stored.iter().map(|f| f.path).collect();
+    assert_eq!(stored, ["nvidia/ad102/gsp/plain-570.144.bin"]);
+    assert!(supplied.mismatched.is_empty());
+
+    // A cache that cannot be written is an error naming it, not a file "not found".
+    let blocked = tmp.path().join("blocked-cache");
+    std::fs::write(&blocked, b"a file where the cache directory should be").unwrap();
+    let cache = Cache::new(&blocked);
+    let err = Source::Dir(root)
+        .supply(&wanted[1..], &cache, &Progress::new(true))
+        .unwrap_err();
+    assert!(err.contains(blocked.to_str().unwrap()), "{err}");
+    assert!(err.contains("--cache"), "{err}");
+}
+
+#[test]
 fn http_source_resolves_whence_links_and_refuses_tampered_files() {
     let whence = "File: nvidia/ga102/gsp/gsp-570.144.bin\n\
                   Link: nvidia/gh100/gsp/gsp-570.144.bin -> ../../ga102/gsp/gsp-570.144.bin\n\

@@ -50,8 +50,8 @@ pub struct AddressSpace<M: TableMemory, A: TableAllocator, T: TlbInvalidate> {
     pub(crate) allocator: A,
     pub(crate) tlb: T,
     pub(crate) nodes: Vec<Node>,
+    /// Ids of released nodes, for reuse; every other node is a live table.
     free_ids: Vec<u32>,
-    live_tables: usize,
 }
 
 /// Node id of the root (page directory base).
@@ -77,7 +77,6 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
             tlb,
             nodes: Vec::new(),
             free_ids: Vec::new(),
-            live_tables: 0,
         };
         let root = space.new_table(format.directories[0])?;
         debug_assert_eq!(root, ROOT);
@@ -95,11 +94,6 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         self.format
     }
 
-    /// The page sizes new mappings may use.
-    pub fn page_sizes(&self) -> PageSizes {
-        self.page_sizes
-    }
-
     /// The root directory: what the instance block's page directory base points at.
     pub fn root(&self) -> TableAddr {
         self.nodes[ROOT as usize].at
@@ -107,7 +101,7 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
 
     /// Number of page tables (the root included).
     pub fn table_count(&self) -> usize {
-        self.live_tables
+        self.nodes.len() - self.free_ids.len()
     }
 
     /// Table memory.
@@ -233,7 +227,6 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
             used: 0,
             slots: vec![NONE; level.entries() as usize * slots_per_entry],
         };
-        self.live_tables += 1;
         Ok(match self.free_ids.pop() {
             Some(id) => {
                 self.nodes[id as usize] = node;
@@ -252,7 +245,6 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         let addr = n.at.addr;
         n.slots = Vec::new();
         self.free_ids.push(id);
-        self.live_tables -= 1;
         self.allocator.free_table(addr, bytes)
     }
 

@@ -1,7 +1,7 @@
 //! Page-table entries: [`Pte`], [`Pde`] and [`DualPde`], encoded to and decoded from raw
 //! words using the field positions in [`crate::format`].
 
-use crate::error::MmuError;
+use crate::error::{MmuError, check_aligned};
 use crate::format::{ADDRESS_BIG_SHIFT, ADDRESS_SHIFT, Field, Format, MmuVersion};
 use crate::memory::{TableAddr, TableAperture};
 
@@ -83,13 +83,6 @@ fn set_flag(entry: &mut u128, field: Option<Field>, on: bool) {
 
 fn flag(entry: u128, field: Option<Field>) -> bool {
     field.is_some_and(|f| f.get(entry) != 0)
-}
-
-fn check_aligned(what: &'static str, value: u64, align: u64) -> Result<(), MmuError> {
-    if !value.is_multiple_of(align) {
-        return Err(MmuError::Misaligned { what, value, align });
-    }
-    Ok(())
 }
 
 fn place_address(field: Field, addr: u64, shift: u32) -> Result<u128, MmuError> {

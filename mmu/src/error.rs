@@ -131,15 +131,16 @@ pub enum MmuError {
         /// Its size.
         size: u64,
     },
-    /// The list of physical ranges does not cover the requested size exactly.
-    SizeMismatch {
-        /// Bytes the virtual range covers.
-        va_size: u64,
-        /// Bytes the physical ranges cover.
-        phys_size: u64,
-    },
     /// Page-table memory could not be accessed.
     Access(AccessError),
+}
+
+/// `Ok` if `value` is a multiple of `align`, else [`MmuError::Misaligned`] naming `what`.
+pub(crate) fn check_aligned(what: &'static str, value: u64, align: u64) -> Result<(), MmuError> {
+    if !value.is_multiple_of(align) {
+        return Err(MmuError::Misaligned { what, value, align });
+    }
+    Ok(())
 }
 
 impl From<AccessError> for MmuError {
@@ -215,10 +216,6 @@ impl fmt::Display for MmuError {
             RangeInUse { addr, size } => write!(
                 f,
                 "range {addr:#x}+{size:#x} is already in use; reserve ranges before allocating from them"
-            ),
-            SizeMismatch { va_size, phys_size } => write!(
-                f,
-                "physical ranges cover {phys_size:#x} bytes but the mapping needs {va_size:#x}; pass ranges that add up to the size"
             ),
             Access(e) => e.fmt(f),
         }

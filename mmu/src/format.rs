@@ -102,14 +102,6 @@ impl PageSizes {
     /// Turing has no 512 MiB pages: 4 KiB, 64 KiB and 2 MiB.
     pub const NO_512M: PageSizes = PageSizes(0b0111);
 
-    /// The set with `size` added.
-    pub const fn with(self, size: PageSize) -> Self {
-        PageSizes(self.0 | size.bit())
-    }
-    /// The set with `size` removed (4 KiB cannot be removed).
-    pub const fn without(self, size: PageSize) -> Self {
-        PageSizes((self.0 & !size.bit()) | PageSize::Size4K.bit())
-    }
     /// Whether `size` is in the set.
     pub const fn contains(self, size: PageSize) -> bool {
         self.0 & size.bit() != 0
@@ -154,10 +146,6 @@ impl Level {
     /// Bytes a table of this level occupies.
     pub const fn table_bytes(&self) -> u64 {
         self.entries() * self.entry_bytes
-    }
-    /// Bytes of virtual address space one entry covers.
-    pub const fn entry_covers(&self) -> u64 {
-        1 << self.va_shift
     }
     /// Index of `va` in a table of this level.
     pub const fn index_of(&self, va: u64) -> u64 {

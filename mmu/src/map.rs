@@ -7,7 +7,7 @@
 
 use crate::address_space::{AddressSpace, LEAF, NONE, ROOT, is_table};
 use crate::entry::{Pte, PteAttributes};
-use crate::error::MmuError;
+use crate::error::{MmuError, check_aligned};
 use crate::format::{LevelKind, PT_4K, PT_64K, PageSize};
 use crate::hooks::{TableAllocator, TlbInvalidate};
 use crate::memory::TableMemory;
@@ -49,20 +49,8 @@ struct Target {
 
 impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> {
     fn check_va_range(&self, va: u64, size: u64) -> Result<(), MmuError> {
-        if !va.is_multiple_of(PAGE) {
-            return Err(MmuError::Misaligned {
-                what: "virtual address",
-                value: va,
-                align: PAGE,
-            });
-        }
-        if !size.is_multiple_of(PAGE) {
-            return Err(MmuError::Misaligned {
-                what: "size",
-                value: size,
-                align: PAGE,
-            });
-        }
+        check_aligned("virtual address", va, PAGE)?;
+        check_aligned("size", size, PAGE)?;
         if size == 0 {
             return Err(MmuError::ZeroSize { what: "size" });
         }
@@ -88,18 +76,8 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
     ) -> Result<MapStats, MmuError> {
         let mut total = 0u64;
         for r in ranges {
-            for (what, value) in [
-                ("physical address", r.addr),
-                ("physical range size", r.size),
-            ] {
-                if value % PAGE != 0 {
-                    return Err(MmuError::Misaligned {
-                        what,
-                        value,
-                        align: PAGE,
-                    });
-                }
-            }
+            check_aligned("physical address", r.addr, PAGE)?;
+            check_aligned("physical range size", r.size, PAGE)?;
             if r.size == 0 {
                 return Err(MmuError::ZeroSize {
                     what: "physical range size",
@@ -368,7 +346,6 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
     /// Clears every PTE in `[va, va + size)`, which must be whole mapped pages, and frees
     /// tables that become empty.
     fn clear_range(&mut self, va: u64, size: u64) -> Result<(), MmuError> {
-        const ZEROS: [u64; 128] = [0; 128];
         let end = va + size;
         let mut cursor = va;
         while cursor < end {
@@ -383,18 +360,12 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
             }
             let run = self.leaf_run(node, index, page, end - cursor).max(1);
             let n = &mut self.nodes[node as usize];
-            let words = run * (n.level.entry_bytes / 8) as usize;
+            let bytes = run as u64 * n.level.entry_bytes;
             let at = n.at.offset(index as u64 * n.level.entry_bytes);
             n.slots[index..index + run].fill(NONE);
             n.used -= run as u32;
             let now_empty = n.used == 0;
-            let mut done = 0;
-            while done < words {
-                let k = (words - done).min(ZEROS.len());
-                self.memory
-                    .write_u64s(at.offset(done as u64 * 8), &ZEROS[..k])?;
-                done += k;
-            }
+            self.memory.zero(at, bytes)?;
             if now_empty {
                 self.prune_empty(cursor)?;
             }

@@ -95,8 +95,8 @@ impl<T: TableMemory + ?Sized> TableMemory for &mut T {
     }
 }
 
-/// Page-table memory backed by a `Vec`: one contiguous range of one aperture. For tests,
-/// benchmarks and the simulator.
+/// Page-table memory backed by a `Vec`: one contiguous range of one aperture. For tests and
+/// benchmarks (and, once it models an MMU, the simulator).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VecMemory {
     aperture: TableAperture,

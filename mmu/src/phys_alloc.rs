@@ -9,7 +9,7 @@
 use alloc::collections::BTreeSet;
 use alloc::vec::Vec;
 
-use crate::error::MmuError;
+use crate::error::{MmuError, check_aligned};
 
 /// Smallest block: 4 KiB.
 pub const MIN_BLOCK_SHIFT: u32 = 12;
@@ -37,20 +37,8 @@ fn block_size(order: usize) -> u64 {
 impl PhysAllocator {
     /// An allocator handing out `[base, base + size)`; both must be 4 KiB aligned.
     pub fn new(base: u64, size: u64) -> Result<Self, MmuError> {
-        if !base.is_multiple_of(MIN_BLOCK) {
-            return Err(MmuError::Misaligned {
-                what: "allocator base",
-                value: base,
-                align: MIN_BLOCK,
-            });
-        }
-        if !size.is_multiple_of(MIN_BLOCK) {
-            return Err(MmuError::Misaligned {
-                what: "allocator size",
-                value: size,
-                align: MIN_BLOCK,
-            });
-        }
+        check_aligned("allocator base", base, MIN_BLOCK)?;
+        check_aligned("allocator size", size, MIN_BLOCK)?;
         if size == 0 {
             return Err(MmuError::ZeroSize {
                 what: "allocator size",
@@ -67,16 +55,6 @@ impl PhysAllocator {
         };
         a.release(base, size);
         Ok(a)
-    }
-
-    /// First address managed.
-    pub fn base(&self) -> u64 {
-        self.base
-    }
-
-    /// Bytes managed.
-    pub fn size(&self) -> u64 {
-        self.end - self.base
     }
 
     /// Bytes currently free.
@@ -174,13 +152,7 @@ impl PhysAllocator {
         if size == 0 {
             return Err(MmuError::ZeroSize { what: "range size" });
         }
-        if !addr.is_multiple_of(MIN_BLOCK) {
-            return Err(MmuError::Misaligned {
-                what: "physical address",
-                value: addr,
-                align: MIN_BLOCK,
-            });
-        }
+        check_aligned("physical address", addr, MIN_BLOCK)?;
         let outside = MmuError::OutsideAllocator { addr, size };
         let size = size.checked_next_multiple_of(MIN_BLOCK).ok_or(outside)?;
         let end = addr.checked_add(size).ok_or(outside)?;

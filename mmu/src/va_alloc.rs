@@ -5,7 +5,7 @@
 
 use alloc::collections::BTreeMap;
 
-use crate::error::MmuError;
+use crate::error::{MmuError, check_aligned};
 
 /// Granule of virtual allocations: 4 KiB.
 pub const VA_GRANULE: u64 = 1 << 12;
@@ -24,15 +24,8 @@ impl VaAllocator {
     /// An allocator over `[base, base + size)`; both 4 KiB aligned. Keep address 0 out of the
     /// range if a null GPU pointer must fault.
     pub fn new(base: u64, size: u64) -> Result<Self, MmuError> {
-        for (what, value) in [("VA allocator base", base), ("VA allocator size", size)] {
-            if value % VA_GRANULE != 0 {
-                return Err(MmuError::Misaligned {
-                    what,
-                    value,
-                    align: VA_GRANULE,
-                });
-            }
-        }
+        check_aligned("VA allocator base", base, VA_GRANULE)?;
+        check_aligned("VA allocator size", size, VA_GRANULE)?;
         if size == 0 {
             return Err(MmuError::ZeroSize {
                 what: "VA allocator size",
@@ -135,13 +128,7 @@ impl VaAllocator {
                 what: "VA range size",
             });
         }
-        if !va.is_multiple_of(VA_GRANULE) {
-            return Err(MmuError::Misaligned {
-                what: "virtual address",
-                value: va,
-                align: VA_GRANULE,
-            });
-        }
+        check_aligned("virtual address", va, VA_GRANULE)?;
         let outside = MmuError::OutsideAllocator { addr: va, size };
         let size = size.checked_next_multiple_of(VA_GRANULE).ok_or(outside)?;
         let end = va.checked_add(size).ok_or(outside)?;

@@ -1,7 +1,8 @@
 //! An independent page-table walker: resolves a virtual address by reading raw table memory
 //! the way the GPU's MMU does. It shares only the format description ([`crate::format`]) with
 //! the mapping code; it extracts fields bit by bit from the entry's bytes itself and never
-//! calls the encoders or the address space's bookkeeping. The simulator's MMU uses it.
+//! calls the encoders or the address space's bookkeeping. The simulator's MMU is to use it
+//! once the simulator models one.
 //!
 //! Bounded by construction: one read per level (two at PD0's page tables), no recursion, so it
 //! terminates on any memory contents, and every memory access goes through
@@ -164,7 +165,7 @@ pub fn walk(
     }
     let mut table = root;
     for level in format.directories {
-        let index = (va >> level.va_shift) & ((1 << level.index_bits) - 1);
+        let index = level.index_of(va);
         let at = table.offset(index * level.entry_bytes);
         let e = RawEntry::read(mem, at, level.entry_bytes)?;
         match level.kind {

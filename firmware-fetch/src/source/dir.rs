@@ -2,7 +2,7 @@
 //! `.xz`, with symlinks the file system follows), or a linux-firmware checkout whose links
 //! live in its WHENCE file.
 
-use super::Supplied;
+use super::{StoreError, Supplied, store_from};
 use crate::PinnedFile;
 use crate::cache::{Cache, StoreOutcome};
 use crate::links::LinkTable;
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Opens `path`, or `path.zst` / `path.xz` decompressed on the fly.
 /// `Ok(None)` when none of the three exists.
-pub fn open_maybe_compressed(path: &Path) -> io::Result<Option<(PathBuf, Box<dyn Read>)>> {
+pub(super) fn open_maybe_compressed(path: &Path) -> io::Result<Option<(PathBuf, Box<dyn Read>)>> {
     let with_ext = |ext: &str| {
         let mut p = path.as_os_str().to_owned();
         p.push(ext);
@@ -69,11 +69,16 @@ pub(super) fn supply_from_dir(
             continue;
         };
         let mut reader = bar.wrap_read(reader);
-        match cache.store(file, &mut reader) {
+        match store_from(cache, file, &mut reader) {
             Ok(StoreOutcome::Stored) => supplied.stored.push(file),
             Ok(StoreOutcome::Mismatch(m)) => supplied.mismatched.push((file, m)),
             // A file that cannot be read or decompressed counts as absent here.
-            Err(_) => {}
+            Err(StoreError::Read(_)) => {}
+            // The cache cannot take it: say so rather than report the file as not found.
+            Err(StoreError::Cache(message)) => {
+                bar.finish_and_clear();
+                return Err(message);
+            }
         }
     }
     bar.finish_and_clear();

@@ -1,7 +1,7 @@
 //! A linux-firmware tree over HTTP(S): upstream's git web "plain" view, a mirror, or a
 //! local server. The git tree stores no symlinks, so links come from `<base>/WHENCE`.
 
-use super::Supplied;
+use super::{StoreError, Supplied, store_from};
 use crate::PinnedFile;
 use crate::cache::{Cache, StoreOutcome};
 use crate::links::LinkTable;
@@ -63,11 +63,14 @@ pub(super) fn supply_from_http(
             format!("GET {}", file.path),
         );
         let mut reader = bar.wrap_read(body.into_reader());
-        let outcome = cache.store(file, &mut reader);
+        let outcome = store_from(cache, file, &mut reader);
         bar.finish_and_clear();
-        match outcome.map_err(|e| format!("{url}: {e}"))? {
-            StoreOutcome::Stored => supplied.stored.push(file),
-            StoreOutcome::Mismatch(m) => supplied.mismatched.push((file, m)),
+        match outcome {
+            Ok(StoreOutcome::Stored) => supplied.stored.push(file),
+            Ok(StoreOutcome::Mismatch(m)) => supplied.mismatched.push((file, m)),
+            // A broken download makes the server unusable for this run.
+            Err(StoreError::Read(e)) => return Err(format!("{url}: {e}")),
+            Err(StoreError::Cache(message)) => return Err(message),
         }
     }
     Ok(supplied)

@@ -8,13 +8,13 @@ mod dir;
 mod http;
 
 pub use apt::AptSource;
-pub use deb::supply_from_deb;
-pub use dir::open_maybe_compressed;
+pub(crate) use deb::supply_from_deb;
 
 use crate::PinnedFile;
-use crate::cache::Cache;
+use crate::cache::{Cache, StoreOutcome};
 use crate::digest::Measured;
 use crate::progress::Progress;
+use std::io::{self, Read};
 use std::path::PathBuf;
 
 /// Upstream linux-firmware, for machines with internet.
@@ -46,6 +46,58 @@ pub struct Supplied {
     pub stored: Vec<&'static PinnedFile>,
     /// Offered with the wrong bytes; nothing was kept.
     pub mismatched: Vec<(&'static PinnedFile, Measured)>,
+}
+
+/// Why [`store_from`] failed: the source's bytes could not be read, or the cache could not
+/// take them.
+#[derive(Debug)]
+pub(crate) enum StoreError {
+    /// Reading (or decompressing) the source failed: this copy is unusable, the cache is fine.
+    /// (Only the HTTP source reports the error itself; a directory skips the file.)
+    Read(#[cfg_attr(not(feature = "http"), allow(dead_code))] io::Error),
+    /// Writing the cache failed (disk full, permissions): a message naming the cache path
+    /// and what to do. No other source can do better, so this is not a reason to skip a file.
+    Cache(String),
+}
+
+/// A reader that keeps the first error its inner reader returned, so a failed
+/// [`Cache::store`] can tell a bad source from a bad cache.
+struct TrackedReader<'a> {
+    inner: &'a mut dyn Read,
+    error: Option<io::ErrorKind>,
+}
+
+impl Read for TrackedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).inspect_err(|e| {
+            if e.kind() != io::ErrorKind::Interrupted {
+                self.error.get_or_insert(e.kind());
+            }
+        })
+    }
+}
+
+/// [`Cache::store`] of `file` from `reader`, with the failure sorted into a source read error
+/// and a cache write error.
+pub(crate) fn store_from(
+    cache: &Cache,
+    file: &'static PinnedFile,
+    reader: &mut dyn Read,
+) -> Result<StoreOutcome, StoreError> {
+    let mut tracked = TrackedReader {
+        inner: reader,
+        error: None,
+    };
+    match cache.store(file, &mut tracked) {
+        Ok(outcome) => Ok(outcome),
+        Err(e) if tracked.error.is_some() => Err(StoreError::Read(e)),
+        Err(e) => Err(StoreError::Cache(format!(
+            "cannot write {} into the firmware cache: {e}; free space there, make {} writable, \
+             or choose another cache with --cache DIR",
+            cache.path_of(file).display(),
+            cache.root().display()
+        ))),
+    }
 }
 
 impl Source {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The committed code on the H200: info, the proofs, the round-trip study, then N
-# alternating nvbare / CUDA pairs (default 6) and one table. Runs 19 (N=4) to 23 (N=2) used it.
+# alternating nvbare / CUDA pairs (default 6) and one table. Runs 19 (N=4) to 24 used it.
 #   bash .devbin/verify-pairs.sh [N]
 cd "$(dirname "$0")"
 pairs=${1:-6}

@@ -100,7 +100,7 @@ pub(crate) fn mmap_fixed(
     })
 }
 
-/// Unmaps a mapping made by [`mmap_fixed`] or [`mmap_any`].
+/// Unmaps a mapping made by [`mmap_fixed`] or by the device's usermode mapping.
 pub(crate) fn munmap(p: NonNull<u8>, len: u64) {
     // SAFETY: the caller passes a mapping this module created, once.
     unsafe { libc::munmap(p.as_ptr().cast(), len as usize) };

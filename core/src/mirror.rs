@@ -31,7 +31,10 @@ impl MirroredMem {
     /// Mirrors `mem`, whose contents are not known yet. `mem` must start on a
     /// line boundary.
     pub fn new(mem: SharedMem) -> Result<Self, SharedMemError> {
-        if !(mem.as_ptr() as usize).is_multiple_of(LINE) {
+        if mem
+            .as_ptr()
+            .is_some_and(|p| !(p as usize).is_multiple_of(LINE))
+        {
             return Err(SharedMemError::Misaligned {
                 offset: 0,
                 align: LINE as u64,

@@ -1,0 +1,197 @@
+//! The chip table: everything that differs between simulated chips, as data, so that a new
+//! chip (GB100, and with the booter issue GA102/AD102) is one more entry.
+//!
+//! Values come from NVIDIA's hwref headers (`dev_*.h` of each chip), OpenRM's sources and, for
+//! GH100, what the H200 behind the `device` tool reports (`shared/notes/h200-machine.md`).
+
+/// How the GPU's firmware is started on this chip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootModel {
+    /// FSP verifies the GSP FMC (chain of trust), which starts GSP-RM (Hopper, Blackwell).
+    FspChainOfTrust,
+}
+
+/// A simulated chip's fixed facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChipSpec {
+    /// Lower-case chip name, as firmware directories spell it (`"gh100"`).
+    pub name: &'static str,
+    /// The product it models ("NVIDIA H200").
+    pub product: &'static str,
+    /// PCI device id (vendor is 0x10de).
+    pub device_id: u16,
+    /// PCI subsystem vendor and subsystem id.
+    pub subsystem: (u16, u16),
+    /// PCI revision id.
+    pub revision: u8,
+    /// `NV_PMC_BOOT_0`.
+    pub pmc_boot_0: u32,
+    /// `NV_PMC_BOOT_42` (architecture 29:24, implementation 23:20).
+    pub pmc_boot_42: u32,
+    /// VRAM in bytes (also what `NV_USABLE_FB_SIZE_IN_MB` reports, in MiB).
+    pub vram_bytes: u64,
+    /// BAR0 size (registers).
+    pub bar0_size: u64,
+    /// BAR1 size (the VRAM aperture; at least the VRAM size, so tinygrad takes its large-BAR
+    /// paths).
+    pub bar1_size: u64,
+    /// BAR3 size (instance memory aperture).
+    pub bar3_size: u64,
+    /// SMs enabled, and the design's GPC/TPC/SM counts.
+    pub sm_count: u32,
+    /// GPCs in the design.
+    pub gpcs: u32,
+    /// TPCs per GPC in the design.
+    pub tpcs_per_gpc: u32,
+    /// SMs per TPC.
+    pub sms_per_tpc: u32,
+    /// Warps per SM.
+    pub max_warps_per_sm: u32,
+    /// `sm_version` as RM reports it (0x900 on Hopper).
+    pub sm_version: u32,
+    /// BAR0 address of `NV_THERM_I2CS_SCRATCH`, which reads 0xff once the FSP is ready.
+    pub fsp_ready_scratch: u32,
+    /// How firmware starts.
+    pub boot: BootModel,
+    /// The classes GSP-RM offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST), in RM's order.
+    pub classes: &'static [u32],
+}
+
+/// The chips the simulator models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SimChip {
+    /// Hopper GH100 as an H200 (device id 0x2335, 141 GiB, 132 SMs).
+    Gh100,
+    /// Blackwell GB202 (RTX 5090: device id 0x2b85, 32 GiB, 170 SMs).
+    Gb202,
+}
+
+impl SimChip {
+    /// Every simulated chip.
+    pub const ALL: [SimChip; 2] = [SimChip::Gh100, SimChip::Gb202];
+
+    /// The chip's facts.
+    pub fn spec(self) -> &'static ChipSpec {
+        match self {
+            SimChip::Gh100 => &GH100_H200,
+            SimChip::Gb202 => &GB202,
+        }
+    }
+
+    /// The chip named `name` ("gh100", "gb202"; case-insensitive).
+    pub fn from_name(name: &str) -> Option<SimChip> {
+        SimChip::ALL
+            .into_iter()
+            .find(|c| c.spec().name.eq_ignore_ascii_case(name))
+    }
+}
+
+const GIB: u64 = 1 << 30;
+
+/// The H200 as the `device` tool's machine reports it (`h200-machine.md`): 143,771 MiB of
+/// HBM3e of which nvidia-smi shows 141 GiB usable, 8 GPCs x 9 TPCs x 2 SMs in the design and
+/// 132 SMs enabled, sm_version 0x900.
+pub static GH100_H200: ChipSpec = ChipSpec {
+    name: "gh100",
+    product: "NVIDIA H200 (simulated)",
+    device_id: 0x2335,
+    subsystem: (0x10de, 0x18be),
+    revision: 0xa1,
+    pmc_boot_0: 0x1800_00a1,
+    pmc_boot_42: 0x1800_00a1,
+    vram_bytes: 143_771 << 20,
+    bar0_size: 16 << 20,
+    bar1_size: 256 * GIB,
+    bar3_size: 32 << 20,
+    sm_count: 132,
+    gpcs: 8,
+    tpcs_per_gpc: 9,
+    sms_per_tpc: 2,
+    max_warps_per_sm: 64,
+    sm_version: 0x900,
+    fsp_ready_scratch: 0x0002_00bc,
+    boot: BootModel::FspChainOfTrust,
+    classes: GH100_CLASSES,
+};
+
+/// GB202 (GeForce RTX 5090): 32 GiB GDDR7, 12 GPCs x 8 TPCs x 2 SMs, 170 SMs enabled,
+/// sm_version 0x1200.
+pub static GB202: ChipSpec = ChipSpec {
+    name: "gb202",
+    product: "NVIDIA GeForce RTX 5090 (simulated GB202)",
+    device_id: 0x2b85,
+    subsystem: (0x10de, 0x2057),
+    revision: 0xa1,
+    pmc_boot_0: 0x1b20_00a1,
+    pmc_boot_42: 0x1b20_00a1,
+    vram_bytes: 32 * GIB,
+    bar0_size: 64 << 20,
+    bar1_size: 32 * GIB,
+    bar3_size: 32 << 20,
+    sm_count: 170,
+    gpcs: 12,
+    tpcs_per_gpc: 8,
+    sms_per_tpc: 2,
+    max_warps_per_sm: 48,
+    sm_version: 0x1200,
+    fsp_ready_scratch: 0x00ad_00bc,
+    boot: BootModel::FspChainOfTrust,
+    classes: GB202_CLASSES,
+};
+
+/// GH100's class list: the classes the H200 lists (`h200-machine.md`) that the simulator
+/// serves. Not AMPERE_COMPUTE_B / AMPERE_DMA_COPY_B: the H200 does not list them.
+const GH100_CLASSES: &[u32] = &[
+    0x0000, // NV01_ROOT
+    0x0080, // NV01_DEVICE_0
+    0x2080, // NV20_SUBDEVICE_0
+    0x0040, // NV01_MEMORY_LOCAL_USER
+    0x003e, // NV01_MEMORY_SYSTEM
+    0x0071, // NV01_MEMORY_SYSTEM_OS_DESCRIPTOR
+    0x0070, // NV01_MEMORY_VIRTUAL
+    0x90f1, // FERMI_VASPACE_A
+    0x9067, // FERMI_CONTEXT_SHARE_A
+    0xa06c, // KEPLER_CHANNEL_GROUP_A
+    0x83de, // GT200_DEBUGGER
+    0xc361, // VOLTA_USERMODE_A
+    0xc461, // TURING_USERMODE_A
+    0xc561, // AMPERE_USERMODE_A
+    0xc661, // HOPPER_USERMODE_A
+    0xc46f, // TURING_CHANNEL_GPFIFO_A
+    0xc56f, // AMPERE_CHANNEL_GPFIFO_A
+    0xc86f, // HOPPER_CHANNEL_GPFIFO_A
+    0xcb97, // HOPPER_A
+    0xcbc0, // HOPPER_COMPUTE_A
+    0xc8b5, // HOPPER_DMA_COPY_A
+    0xcba2, // HOPPER_SEC2_WORK_LAUNCH_A
+];
+
+/// GB202's class list (the classes tinygrad and nvbare use on GB20x).
+const GB202_CLASSES: &[u32] = &[
+    0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de, 0xc361,
+    0xc461, 0xc561, 0xc661, 0xc761, // usermode A (Volta..Blackwell)
+    0xc96f, // BLACKWELL_CHANNEL_GPFIFO_A
+    0xca6f, // BLACKWELL_CHANNEL_GPFIFO_B
+    0xce97, // BLACKWELL_B
+    0xcec0, // BLACKWELL_COMPUTE_B
+    0xcab5, // BLACKWELL_DMA_COPY_B
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chips_are_found_by_name_and_identify_themselves() {
+        for chip in SimChip::ALL {
+            let s = chip.spec();
+            assert_eq!(SimChip::from_name(&s.name.to_uppercase()), Some(chip));
+            assert!(s.bar1_size >= s.vram_bytes, "{}: large BAR1", s.name);
+            assert!(s.sm_count <= s.gpcs * s.tpcs_per_gpc * s.sms_per_tpc);
+        }
+        // NV_PMC_BOOT_42_ARCHITECTURE (29:24): GH100 0x18, GB200 0x1b (nv_ref.h).
+        assert_eq!(GH100_H200.pmc_boot_42 >> 24 & 0x3f, 0x18);
+        assert_eq!(GB202.pmc_boot_42 >> 24 & 0x3f, 0x1b);
+        assert_eq!(GB202.pmc_boot_42 >> 20 & 0xf, 0x2);
+    }
+}

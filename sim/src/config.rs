@@ -1,0 +1,131 @@
+//! PCI configuration space of the simulated function (type 0 header).
+//!
+//! Ids and class from the chip table; BARs at the bus addresses the device was placed at;
+//! COMMAND's memory-space and bus-master bits writable (a device without bus mastering
+//! performs no DMA). Offsets are those of the PCI Local Bus Specification 3.0, 6.1.
+
+use crate::chip::ChipSpec;
+
+/// `COMMAND` (0x04) bit 1: memory space enable.
+pub const COMMAND_MEMORY: u16 = 1 << 1;
+/// `COMMAND` bit 2: bus master enable.
+pub const COMMAND_BUS_MASTER: u16 = 1 << 2;
+
+/// 4 KiB of config space (PCIe extended space included).
+#[derive(Clone, Debug)]
+pub struct ConfigSpace {
+    bytes: Box<[u8; 4096]>,
+    /// Values of the registers after reset, for [`ConfigSpace::reset`].
+    initial: Box<[u8; 4096]>,
+}
+
+impl ConfigSpace {
+    /// The header of `spec` with BAR0/BAR1/BAR3 at the given bus addresses.
+    pub fn new(spec: &ChipSpec, bar0: u64, bar1: u64, bar3: u64) -> ConfigSpace {
+        let mut b = Box::new([0u8; 4096]);
+        let put16 =
+            |b: &mut [u8; 4096], at: usize, v: u16| b[at..at + 2].copy_from_slice(&v.to_le_bytes());
+        let put32 =
+            |b: &mut [u8; 4096], at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        put16(&mut b, 0x00, 0x10de);
+        put16(&mut b, 0x02, spec.device_id);
+        b[0x08] = spec.revision;
+        // Class code: 0x03 display controller, subclass 0x02 (3D) for data-centre parts,
+        // 0x00 (VGA) for GeForce parts.
+        b[0x0a] = if spec.name.starts_with("gh") || spec.name.starts_with("gb1") {
+            0x02
+        } else {
+            0x00
+        };
+        b[0x0b] = 0x03;
+        // BAR0: 32-bit non-prefetchable memory; BAR1 (0x14/0x18) and BAR3 (0x1c/0x20): 64-bit
+        // prefetchable memory (type bits 2:1 = 2, prefetch bit 3).
+        put32(&mut b, 0x10, bar0 as u32);
+        put32(&mut b, 0x14, (bar1 as u32 & !0xf) | 0xc);
+        put32(&mut b, 0x18, (bar1 >> 32) as u32);
+        put32(&mut b, 0x1c, (bar3 as u32 & !0xf) | 0xc);
+        put32(&mut b, 0x20, (bar3 >> 32) as u32);
+        put16(&mut b, 0x2c, spec.subsystem.0);
+        put16(&mut b, 0x2e, spec.subsystem.1);
+        b[0x3d] = 1; // INTA
+        let initial = b.clone();
+        ConfigSpace { bytes: b, initial }
+    }
+
+    /// Reads `size` (1, 2 or 4) bytes at `offset`; `None` if the access is malformed
+    /// (misaligned, crossing the end, a bad size).
+    pub fn read(&self, offset: u32, size: u32) -> Option<u32> {
+        let (at, n) = Self::check(offset, size)?;
+        let mut v = [0u8; 4];
+        v[..n].copy_from_slice(&self.bytes[at..at + n]);
+        Some(u32::from_le_bytes(v))
+    }
+
+    /// Writes `size` bytes at `offset`: only COMMAND's memory and bus-master bits take a
+    /// write; every other byte is read-only here. `None` if malformed.
+    pub fn write(&mut self, offset: u32, size: u32, value: u32) -> Option<()> {
+        let (at, n) = Self::check(offset, size)?;
+        let bytes = value.to_le_bytes();
+        for (i, &byte) in bytes.iter().enumerate().take(n) {
+            let a = at + i;
+            if a == 0x04 {
+                let mask = (COMMAND_MEMORY | COMMAND_BUS_MASTER) as u8;
+                self.bytes[a] = (self.bytes[a] & !mask) | (byte & mask);
+            }
+        }
+        Some(())
+    }
+
+    fn check(offset: u32, size: u32) -> Option<(usize, usize)> {
+        let n = match size {
+            1 | 2 | 4 => size as usize,
+            _ => return None,
+        };
+        let at = offset as usize;
+        (at.is_multiple_of(n) && at + n <= 4096).then_some((at, n))
+    }
+
+    /// The COMMAND register.
+    pub fn command(&self) -> u16 {
+        u16::from_le_bytes([self.bytes[4], self.bytes[5]])
+    }
+
+    /// Whether bus mastering (DMA) is enabled.
+    pub fn bus_master(&self) -> bool {
+        self.command() & COMMAND_BUS_MASTER != 0
+    }
+
+    /// Back to the values after reset (COMMAND cleared: no memory decode, no DMA).
+    pub fn reset(&mut self) {
+        self.bytes = self.initial.clone();
+    }
+
+    /// The first 256 bytes, for the PCI config mirror GSP-RM reads in BAR0.
+    pub fn header(&self) -> &[u8] {
+        &self.bytes[..256]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chip::SimChip;
+
+    #[test]
+    fn ids_class_and_bus_master() {
+        let spec = SimChip::Gh100.spec();
+        let mut c = ConfigSpace::new(spec, 0xa000_0000, 0x80_0000_0000, 0xb000_0000);
+        assert_eq!(c.read(0, 4), Some(0x2335_10de));
+        assert_eq!(c.read(0x0b, 1), Some(0x03), "display controller");
+        assert_eq!(c.read(0x18, 4), Some(0x80), "BAR1 upper half");
+        assert!(!c.bus_master());
+        c.write(4, 2, 0xffff).unwrap();
+        assert_eq!(c.command(), COMMAND_MEMORY | COMMAND_BUS_MASTER);
+        c.write(0, 4, 0).unwrap();
+        assert_eq!(c.read(0, 2), Some(0x10de), "ids are read-only");
+        assert_eq!(c.read(3, 2), None, "misaligned");
+        assert_eq!(c.read(4094, 4), None, "past the end");
+        c.reset();
+        assert!(!c.bus_master());
+    }
+}

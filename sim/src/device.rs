@@ -1,0 +1,576 @@
+//! [`SimGpu`]: one simulated GPU. BAR0 accesses from the driver are decoded here and handed to
+//! the unit that owns the address ([`Unit`]); work the hardware would do asynchronously (an
+//! FSP command, a GSP RPC, a doorbell) runs on the device's own thread, which steps every unit
+//! until none has anything left to do and then sleeps until the next register write wakes it.
+//!
+//! Units talk to each other through [`World`] (state several units read: channels, address
+//! spaces, pending interrupts) and [`Signal`]s (one unit telling the others something
+//! happened), never by reaching into each other.
+//!
+//! Register semantics are synchronous, as on hardware: a BAR0 write reaches its unit before
+//! `bar0_write` returns, and a read sees every earlier write. A unit's `write` only records what
+//! was asked and flags work; the work happens in its `step` on the device thread, and the
+//! driver polls for its effect.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::chip::{ChipSpec, SimChip};
+use crate::config::ConfigSpace;
+use crate::faults::FaultPlan;
+use crate::log::SimLog;
+use crate::memory::{Access, Bus, SysMem, Target, Vram};
+use crate::units;
+
+/// Where the simulated function's BARs sit on the bus.
+pub const BAR0_BUS: u64 = 0xa000_0000;
+/// BAR3's bus address.
+pub const BAR3_BUS: u64 = 0xb000_0000;
+/// BAR1's bus address (above every host-memory bus address the simulator hands out).
+pub const BAR1_BUS: u64 = 0x80_0000_0000;
+/// Distance between the BARs of consecutive GPUs sharing one host memory.
+pub const BAR_STRIDE: u64 = 0x40_0000_0000;
+
+/// Something one unit tells the others (delivered on the device thread, in order, to every
+/// unit's [`Unit::signal`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// The device was reset (function-level reset).
+    Reset,
+    /// A channel stopped with an error (an MMU fault, a bad method, a bad QMD): the GSP unit
+    /// tells the driver (an RC / MMU-fault event), the FIFO unit stops fetching it.
+    ChannelError {
+        /// The channel's work-submit token.
+        token: u32,
+        /// What went wrong, for the log and the event.
+        reason: String,
+    },
+}
+
+/// An engine a channel runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Engine {
+    /// The graphics/compute engine (runlist of GR0).
+    Graphics,
+    /// Copy engine `n` (`NV2080_ENGINE_TYPE_COPY(n)`).
+    Copy(u32),
+}
+
+/// A GPFIFO channel as GSP-RM set it up. Owner: the GSP unit (its RM object database writes
+/// it when a channel is allocated, scheduled or freed). Readers: the host/FIFO unit (doorbells,
+/// GPFIFO fetch), the copy and compute units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelRecord {
+    /// Channel id.
+    pub chid: u32,
+    /// Runlist id.
+    pub runlist: u32,
+    /// The engine it runs on.
+    pub engine: Engine,
+    /// Where the instance block (with RAMFC) is.
+    pub instance: Option<Target>,
+    /// Where USERD is (GPPut at +0x8c, GPGet at +0x88).
+    pub userd: Target,
+    /// GPU virtual address of the GPFIFO ring.
+    pub gpfifo_va: u64,
+    /// Entries in the ring.
+    pub gpfifo_entries: u32,
+    /// The VA space (key of [`World::vaspaces`]).
+    pub vaspace: u32,
+    /// Engine classes allocated on this channel (what SET_OBJECT may bind).
+    pub classes: Vec<u32>,
+    /// Scheduled (`NVA06C_CTRL_CMD_GPFIFO_SCHEDULE` / `NVA06F_CTRL_CMD_GPFIFO_SCHEDULE`).
+    pub enabled: bool,
+    /// Set when the channel stopped with an error; a stopped channel fetches nothing more.
+    pub error: Option<String>,
+}
+
+/// A GPU virtual address space. Owner: the GSP unit (FERMI_VASPACE_A allocs,
+/// SET_PAGE_DIRECTORY). Readers: every engine that translates addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VaSpaceRecord {
+    /// Root page directory, once SET_PAGE_DIRECTORY named it.
+    pub page_dir: Option<Target>,
+}
+
+/// One recorded MMU fault. Writer: the MMU unit (on behalf of the engine that faulted).
+/// Reader: the GSP unit, which reports it to the driver as GSP-RM does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MmuFaultRecord {
+    /// Faulting virtual address.
+    pub va: u64,
+    /// Read or write.
+    pub access: Access,
+    /// `NV_PFAULT_FAULT_TYPE_*` (dev_fault.h).
+    pub fault_type: u32,
+    /// The faulting channel's work-submit token.
+    pub token: u32,
+    /// The engine that faulted.
+    pub engine: Engine,
+    /// GPU timer at the fault.
+    pub at_ns: u64,
+}
+
+/// State several units read or write. Each field names its owner.
+#[derive(Debug, Default)]
+pub struct World {
+    /// Signals raised during the current step, delivered after it.
+    pub signals: VecDeque<Signal>,
+    /// `NV_PFB_PRI_MMU_WPR2_ADDR_LO` / `_HI` (owner: the identity unit reads it; the boot
+    /// units raise it when GSP-RM's WPR2 is set up; lowered only by reset or a clean unload).
+    pub wpr2: (u32, u32),
+    /// Channels by work-submit token (owner: GSP unit).
+    pub channels: BTreeMap<u32, ChannelRecord>,
+    /// VA spaces by id (owner: GSP unit).
+    pub vaspaces: BTreeMap<u32, VaSpaceRecord>,
+    /// MMU faults not yet reported (writer: MMU unit; reader: GSP unit).
+    pub mmu_faults: VecDeque<MmuFaultRecord>,
+}
+
+/// What a unit sees when it runs.
+pub struct Cx<'a> {
+    /// The chip.
+    pub spec: &'static ChipSpec,
+    /// Memory as the device reaches it.
+    pub bus: &'a Bus,
+    /// The device's log.
+    pub log: &'a SimLog,
+    /// Injected faults.
+    pub faults: &'a FaultPlan,
+    /// PCI config space.
+    pub config: &'a mut ConfigSpace,
+    /// Shared state.
+    pub world: &'a mut World,
+    /// The GPU timer, ns since the device was made.
+    pub now_ns: u64,
+}
+
+impl Cx<'_> {
+    /// Raises `s` for every unit (after the current step).
+    pub fn signal(&mut self, s: Signal) {
+        self.world.signals.push_back(s);
+    }
+}
+
+/// One block of the GPU: the BAR0 registers it decodes and the work it does.
+pub trait Unit: Send {
+    /// Short name for the log ("fsp").
+    fn name(&self) -> &'static str;
+    /// Whether this unit decodes BAR0 offset `offset` (on this chip).
+    fn claims(&self, spec: &ChipSpec, offset: u32) -> bool;
+    /// A BAR0 read of a claimed offset.
+    fn read(&mut self, cx: &mut Cx, offset: u32) -> u32;
+    /// A BAR0 write of a claimed offset.
+    fn write(&mut self, cx: &mut Cx, offset: u32, value: u32);
+    /// Device-thread work: do what is pending; true if anything happened (the thread steps
+    /// again before it sleeps).
+    fn step(&mut self, _cx: &mut Cx) -> bool {
+        false
+    }
+    /// A signal from another unit (or from the device itself).
+    fn signal(&mut self, _cx: &mut Cx, _signal: &Signal) {}
+}
+
+/// Everything behind the device lock.
+struct State {
+    faults: FaultPlan,
+    config: ConfigSpace,
+    world: World,
+    units: Vec<Box<dyn Unit>>,
+    /// Set by a BAR0 write: the thread has something to look at.
+    kicked: bool,
+    /// BAR0 offsets no unit decodes, with how often they were touched (strictness report).
+    unclaimed: std::collections::BTreeMap<u32, u64>,
+}
+
+/// The part of a device both the driver side and the device thread hold.
+struct Inner {
+    spec: &'static ChipSpec,
+    bus: Bus,
+    bars: [u64; 3],
+    log: SimLog,
+    start: Instant,
+    state: Mutex<State>,
+    wake: Condvar,
+    gone: AtomicBool,
+    stop: AtomicBool,
+}
+
+/// One simulated GPU. Dropping it stops its thread.
+pub struct SimGpu {
+    inner: Arc<Inner>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for SimGpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimGpu")
+            .field("chip", &self.inner.spec.name)
+            .field("bars", &self.inner.bars)
+            .finish()
+    }
+}
+
+/// Why a simulated GPU could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// VRAM could not be reserved.
+    #[error(
+        "could not reserve {bytes} bytes of address space for simulated VRAM: {source}; the \
+         simulator maps VRAM lazily (MAP_NORESERVE), so check `ulimit -v` and vm.overcommit_memory"
+    )]
+    Vram {
+        /// VRAM size.
+        bytes: u64,
+        /// The mmap error.
+        source: std::io::Error,
+    },
+    /// The device thread could not be started.
+    #[error("could not start the simulated GPU's thread: {0}")]
+    Thread(std::io::Error),
+}
+
+impl SimGpu {
+    /// A simulated `chip` with its own host memory and no injected faults.
+    pub fn new(chip: SimChip) -> Result<SimGpu, SimError> {
+        Self::with_faults(chip, FaultPlan::default())
+    }
+
+    /// A simulated `chip` with its own host memory and `faults`.
+    pub fn with_faults(chip: SimChip, faults: FaultPlan) -> Result<SimGpu, SimError> {
+        Self::on_bus(chip, Arc::new(SysMem::new()), 0, faults)
+    }
+
+    /// GPU number `index` of several sharing `sysmem` (their BARs are [`BAR_STRIDE`] apart).
+    pub fn on_bus(
+        chip: SimChip,
+        sysmem: Arc<SysMem>,
+        index: u32,
+        faults: FaultPlan,
+    ) -> Result<SimGpu, SimError> {
+        let spec = chip.spec();
+        let vram = Vram::new(spec.vram_bytes).map_err(|source| SimError::Vram {
+            bytes: spec.vram_bytes,
+            source,
+        })?;
+        let shift = u64::from(index) * BAR_STRIDE;
+        let bars = [
+            BAR0_BUS + shift / 64,
+            BAR1_BUS + shift,
+            BAR3_BUS + shift / 64,
+        ];
+        let bus = Bus {
+            vram: Arc::new(vram),
+            sysmem,
+            bar1: (bars[1], spec.bar1_size),
+        };
+        let mut world = World::default();
+        if faults.wpr2_left_up {
+            world.wpr2 = units::identity::WPR2_LEFT_UP;
+        }
+        let state = State {
+            config: ConfigSpace::new(spec, bars[0], bars[1], bars[2]),
+            faults,
+            world,
+            units: units::all(spec),
+            kicked: false,
+            unclaimed: Default::default(),
+        };
+        let inner = Arc::new(Inner {
+            spec,
+            bus,
+            bars,
+            log: SimLog::new(),
+            start: Instant::now(),
+            state: Mutex::new(state),
+            wake: Condvar::new(),
+            gone: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+        });
+        if inner.lock().faults.wpr2_left_up {
+            inner.log.warn(
+                "fault",
+                "WPR2 is up at power-on, as a crashed previous run leaves it",
+            );
+        }
+        let worker = inner.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("sim-{}", spec.name))
+            .spawn(move || worker.run())
+            .map_err(SimError::Thread)?;
+        Ok(SimGpu {
+            inner,
+            thread: Some(thread),
+        })
+    }
+
+    /// The chip's facts.
+    pub fn spec(&self) -> &'static ChipSpec {
+        self.inner.spec
+    }
+
+    /// The device's view of memory (its VRAM, the host memory it shares).
+    pub fn bus(&self) -> &Bus {
+        &self.inner.bus
+    }
+
+    /// The device's log.
+    pub fn log(&self) -> &SimLog {
+        &self.inner.log
+    }
+
+    /// Bus address and size of BAR `index` (0, 1, 3).
+    pub fn bar(&self, index: u32) -> Option<(u64, u64)> {
+        let s = self.inner.spec;
+        match index {
+            0 => Some((self.inner.bars[0], s.bar0_size)),
+            1 => Some((self.inner.bars[1], s.bar1_size)),
+            3 => Some((self.inner.bars[2], s.bar3_size)),
+            _ => None,
+        }
+    }
+
+    /// The GPU timer: ns since the device was made.
+    pub fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+
+    /// Reads the BAR0 register at `offset` (0xffffffff once the device is gone).
+    pub fn bar0_read(&self, offset: u32) -> u32 {
+        if self.inner.gone.load(Ordering::Acquire) {
+            return u32::MAX;
+        }
+        self.inner
+            .with_unit(offset, |u, cx| u.read(cx, offset))
+            .unwrap_or(0)
+    }
+
+    /// Writes the BAR0 register at `offset` (dropped once the device is gone), and wakes the
+    /// device thread.
+    pub fn bar0_write(&self, offset: u32, value: u32) {
+        if self.inner.gone.load(Ordering::Acquire) {
+            return;
+        }
+        self.inner
+            .with_unit(offset, |u, cx| u.write(cx, offset, value));
+        self.inner.kick();
+    }
+
+    /// Reads BAR1 at `offset` (BAR1 in physical mode: VRAM at the same address).
+    pub fn bar1_read(&self, offset: u64, out: &mut [u8]) -> Result<(), crate::memory::BusFault> {
+        if self.inner.gone.load(Ordering::Acquire) {
+            out.fill(0xff);
+            return Ok(());
+        }
+        self.inner.bus.vram.read(offset, out)
+    }
+
+    /// Writes BAR1 at `offset`.
+    pub fn bar1_write(&self, offset: u64, data: &[u8]) -> Result<(), crate::memory::BusFault> {
+        if self.inner.gone.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.inner.bus.vram.write(offset, data)
+    }
+
+    /// Reads `size` bytes of PCI config space (all ones once gone or when malformed).
+    pub fn config_read(&self, offset: u32, size: u32) -> u32 {
+        if self.inner.gone.load(Ordering::Acquire) {
+            return u32::MAX;
+        }
+        let st = self.inner.lock();
+        st.config.read(offset, size).unwrap_or(u32::MAX)
+    }
+
+    /// Writes PCI config space; false if the access is malformed or the device is gone.
+    pub fn config_write(&self, offset: u32, size: u32, value: u32) -> bool {
+        if self.inner.gone.load(Ordering::Acquire) {
+            return false;
+        }
+        let ok = self
+            .inner
+            .lock()
+            .config
+            .write(offset, size, value)
+            .is_some();
+        self.inner.kick();
+        ok
+    }
+
+    /// Function-level reset: every unit back to its power-on state, WPR2 lowered, bus
+    /// mastering off. VRAM keeps its contents (as on hardware).
+    pub fn reset(&self) {
+        let mut st = self.inner.lock();
+        st.config.reset();
+        st.world = World::default();
+        st.units = units::all(self.inner.spec);
+        st.world.signals.push_back(Signal::Reset);
+        st.kicked = true;
+        drop(st);
+        self.inner.log.info("device", "function-level reset");
+        self.inner.wake.notify_all();
+    }
+
+    /// The device disappears: BAR0 reads return 0xffffffff, writes are dropped, engines stop.
+    pub fn unplug(&self) {
+        self.inner.gone.store(true, Ordering::Release);
+        self.inner
+            .log
+            .warn("fault", "device unplugged: BAR0 reads return 0xffffffff");
+    }
+
+    /// Whether [`SimGpu::unplug`] was called.
+    pub fn is_gone(&self) -> bool {
+        self.inner.gone.load(Ordering::Acquire)
+    }
+
+    /// Changes the injected faults while the device runs.
+    pub fn inject(&self, f: impl FnOnce(&mut FaultPlan)) {
+        f(&mut self.inner.lock().faults);
+        self.inner.kick();
+    }
+
+    /// BAR0 offsets no unit decodes that were touched, with counts.
+    pub fn unclaimed_registers(&self) -> Vec<(u32, u64)> {
+        self.inner
+            .lock()
+            .unclaimed
+            .iter()
+            .map(|(&k, &v)| (k, v))
+            .collect()
+    }
+
+    /// Runs `f` with the world (for units' tests and the remote server's bookkeeping).
+    pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+        f(&mut self.inner.lock().world)
+    }
+}
+
+impl Drop for SimGpu {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::Release);
+        self.inner.wake.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// How long the device thread sleeps when no unit has work and nothing woke it: units that
+/// model time (timeouts, periodic events) get a step at least this often.
+const IDLE_STEP: Duration = Duration::from_millis(1);
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn kick(&self) {
+        self.lock().kicked = true;
+        self.wake.notify_all();
+    }
+
+    /// Runs `f` on the unit that claims `offset`; `None` (and a strictness note) if none does.
+    fn with_unit<R>(&self, offset: u32, f: impl FnOnce(&mut dyn Unit, &mut Cx) -> R) -> Option<R> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let Some(i) = st.units.iter().position(|u| u.claims(self.spec, offset)) else {
+            let n = st.unclaimed.entry(offset).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                self.log
+                    .debug("bar0", format!("no unit decodes BAR0 offset {offset:#x}"));
+            }
+            return None;
+        };
+        let mut cx = Cx {
+            spec: self.spec,
+            bus: &self.bus,
+            log: &self.log,
+            faults: &st.faults,
+            config: &mut st.config,
+            world: &mut st.world,
+            now_ns: self.now_ns(),
+        };
+        let r = f(&mut *st.units[i], &mut cx);
+        st.kicked = true;
+        Some(r)
+    }
+
+    /// One pass over every unit, then signal delivery; true if anything happened.
+    fn step_all(&self, st: &mut State) -> bool {
+        let mut busy = false;
+        let State {
+            faults,
+            config,
+            world,
+            units,
+            ..
+        } = st;
+        for u in units.iter_mut() {
+            let mut cx = Cx {
+                spec: self.spec,
+                bus: &self.bus,
+                log: &self.log,
+                faults,
+                config,
+                world,
+                now_ns: self.now_ns(),
+            };
+            busy |= u.step(&mut cx);
+        }
+        while let Some(s) = world.signals.pop_front() {
+            busy = true;
+            for u in units.iter_mut() {
+                let mut cx = Cx {
+                    spec: self.spec,
+                    bus: &self.bus,
+                    log: &self.log,
+                    faults,
+                    config,
+                    world,
+                    now_ns: self.now_ns(),
+                };
+                u.signal(&mut cx, &s);
+            }
+        }
+        busy
+    }
+
+    /// The device thread: step units while they have work; sleep until woken otherwise.
+    fn run(&self) {
+        let mut st = self.lock();
+        while !self.stop.load(Ordering::Acquire) {
+            if self.gone.load(Ordering::Acquire) {
+                st = self
+                    .wake
+                    .wait_timeout(st, IDLE_STEP * 10)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+                continue;
+            }
+            st.kicked = false;
+            if self.step_all(&mut st) {
+                // Let the driver side in between steps: a step may be long.
+                drop(st);
+                std::thread::yield_now();
+                st = self.lock();
+                continue;
+            }
+            if !st.kicked {
+                st = self
+                    .wake
+                    .wait_timeout(st, IDLE_STEP)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Fault injection: what a test can make the simulated GPU do wrong.
+//!
+//! A [`FaultPlan`] is set when the GPU is made ([`crate::SimGpu::with_faults`]) or changed
+//! while it runs ([`crate::SimGpu::inject`]). Every injected fault is logged by the unit that
+//! acts on it, so a test can tell an injected failure from a modelling bug.
+
+/// Faults to inject; the default injects none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FaultPlan {
+    /// GSP-RM never answers: no GSP_INIT_DONE, no RPC replies (the queues stay silent).
+    pub gsp_silent: bool,
+    /// Corrupt the checksum of GSP-RM's reply to this RPC function (`NV_VGPU_MSG_FUNCTION_*`).
+    pub corrupt_reply_to: Option<u32>,
+    /// GSP-RM answers this RPC function with this `NV_STATUS` instead of doing it:
+    /// `(function, status)`.
+    pub rpc_failure: Option<(u32, u32)>,
+    /// The FSP answers the chain-of-trust command with this errorCode.
+    pub fsp_error: Option<u32>,
+    /// The FSP's reply is malformed (a wrong NVDM type in its header).
+    pub fsp_corrupt_reply: bool,
+    /// WPR2 is up when the device appears, as a previous run that crashed leaves it; only a
+    /// reset lowers it.
+    pub wpr2_left_up: bool,
+    /// Fault the first access of any engine to this GPU virtual address (as if unmapped).
+    pub mmu_fault_at: Option<u64>,
+    /// Channels stop being fetched: doorbells are accepted and ignored.
+    pub channel_stall: bool,
+    /// The copy engine is switched off: copies never run and never complete.
+    pub copy_engine_off: bool,
+}

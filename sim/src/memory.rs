@@ -1,0 +1,529 @@
+//! The simulated GPU's memories and the bus that resolves device addresses.
+//!
+//! - [`Vram`]: the GPU's video memory, sparse (one `MAP_NORESERVE` anonymous mapping the size
+//!   of the chip's VRAM; only pages touched become resident, so 141 GiB costs nothing).
+//! - [`SysMem`]: host memory the device may reach: allocations registered with a bus address
+//!   range each (what an IOMMU would map). One `SysMem` may serve several simulated GPUs
+//!   (tinygrad treats devices behind one server as peers sharing system memory).
+//! - [`Bus`]: a device's view: VRAM by physical address, system memory by bus address, and the
+//!   BAR1 window (a bus address inside BAR1 reaches VRAM, as peer-to-peer BAR access does).
+//!   Any other address is a simulated IOMMU fault ([`BusFault`]), which the caller reports.
+//!
+//! Both memories are shared with the driver, which writes them from its own thread at any
+//! time, as a real device's memory is. Every access here is a volatile copy through a raw
+//! pointer into a mapping this module owns; no Rust reference into the memory is ever formed.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// A device access that reached no memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BusFault {
+    /// A system-memory access to a bus address no DMA mapping covers: an IOMMU fault.
+    #[error(
+        "IOMMU fault: device {access} of {len} bytes at bus address {addr:#x}, which no DMA \
+         mapping covers"
+    )]
+    Iommu {
+        /// Bus address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+        /// Read or write.
+        access: Access,
+    },
+    /// A VRAM access past the end of VRAM.
+    #[error("VRAM {access} of {len} bytes at {addr:#x} runs past the end of VRAM ({size:#x})")]
+    VramRange {
+        /// Physical VRAM address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+        /// VRAM size.
+        size: u64,
+        /// Read or write.
+        access: Access,
+    },
+}
+
+/// Direction of an access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A read.
+    Read,
+    /// A write.
+    Write,
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        })
+    }
+}
+
+/// An anonymous, zero-filled, lazily backed mapping that this module owns.
+#[derive(Debug)]
+struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; all access is volatile through
+// raw pointers (see the module doc), which is as sound from any thread.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Maps `len` bytes of zeroed memory, reserving no swap (`MAP_NORESERVE`): pages are
+    /// backed when first touched.
+    fn new(len: usize) -> std::io::Result<Mapping> {
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len.max(1),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast()).ok_or_else(|| std::io::Error::other("mmap gave null"))?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Gives the pages back to the kernel (they read as zero afterwards).
+    fn discard(&self) {
+        // SAFETY: our own mapping; MADV_DONTNEED on private anonymous memory zero-fills.
+        unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, libc::MADV_DONTNEED) };
+    }
+
+    fn read(&self, offset: usize, out: &mut [u8]) {
+        debug_assert!(offset + out.len() <= self.len);
+        volatile_copy_from(
+            // SAFETY: callers check offset + len <= self.len.
+            unsafe { self.ptr.as_ptr().add(offset) },
+            out,
+        );
+    }
+
+    fn write(&self, offset: usize, data: &[u8]) {
+        debug_assert!(offset + data.len() <= self.len);
+        // SAFETY: callers check offset + len <= self.len.
+        volatile_copy_to(unsafe { self.ptr.as_ptr().add(offset) }, data);
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly what `new` mapped, once.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len.max(1)) };
+    }
+}
+
+/// Copies from shared memory at `src` into `out`, with volatile reads (64-bit where aligned).
+fn volatile_copy_from(src: *const u8, out: &mut [u8]) {
+    let mut i = 0;
+    while i < out.len() {
+        // SAFETY (both arms): the caller guarantees src..src+out.len() is inside a live mapping.
+        if (src as usize + i).is_multiple_of(8) && out.len() - i >= 8 {
+            let w = unsafe { std::ptr::read_volatile(src.add(i) as *const u64) };
+            out[i..i + 8].copy_from_slice(&w.to_le_bytes());
+            i += 8;
+        } else {
+            out[i] = unsafe { std::ptr::read_volatile(src.add(i)) };
+            i += 1;
+        }
+    }
+}
+
+/// Copies `data` into shared memory at `dst`, with volatile writes (64-bit where aligned).
+fn volatile_copy_to(dst: *mut u8, data: &[u8]) {
+    let mut i = 0;
+    while i < data.len() {
+        // SAFETY (both arms): the caller guarantees dst..dst+data.len() is inside a live mapping.
+        if (dst as usize + i).is_multiple_of(8) && data.len() - i >= 8 {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&data[i..i + 8]);
+            unsafe { std::ptr::write_volatile(dst.add(i) as *mut u64, u64::from_le_bytes(w)) };
+            i += 8;
+        } else {
+            unsafe { std::ptr::write_volatile(dst.add(i), data[i]) };
+            i += 1;
+        }
+    }
+}
+
+/// The GPU's video memory: sparse, zero at power-on and after reset.
+#[derive(Debug)]
+pub struct Vram {
+    map: Mapping,
+}
+
+impl Vram {
+    /// `bytes` of VRAM (nothing is reserved until touched).
+    pub fn new(bytes: u64) -> std::io::Result<Vram> {
+        let len = usize::try_from(bytes).map_err(|_| std::io::Error::other("VRAM too large"))?;
+        Ok(Vram {
+            map: Mapping::new(len)?,
+        })
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.map.len as u64
+    }
+
+    fn check(&self, addr: u64, len: usize, access: Access) -> Result<usize, BusFault> {
+        let end = addr.checked_add(len as u64);
+        match end {
+            Some(end) if end <= self.size() => Ok(addr as usize),
+            _ => Err(BusFault::VramRange {
+                addr,
+                len: len as u64,
+                size: self.size(),
+                access,
+            }),
+        }
+    }
+
+    /// Reads `out.len()` bytes at physical address `addr`.
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BusFault> {
+        let at = self.check(addr, out.len(), Access::Read)?;
+        self.map.read(at, out);
+        Ok(())
+    }
+
+    /// Writes `data` at physical address `addr`.
+    pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), BusFault> {
+        let at = self.check(addr, data.len(), Access::Write)?;
+        self.map.write(at, data);
+        Ok(())
+    }
+
+    /// Reads a little-endian u32.
+    pub fn read_u32(&self, addr: u64) -> Result<u32, BusFault> {
+        let mut b = [0; 4];
+        self.read(addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Reads a little-endian u64.
+    pub fn read_u64(&self, addr: u64) -> Result<u64, BusFault> {
+        let mut b = [0; 8];
+        self.read(addr, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Writes a little-endian u32.
+    pub fn write_u32(&self, addr: u64, v: u32) -> Result<(), BusFault> {
+        self.write(addr, &v.to_le_bytes())
+    }
+
+    /// Writes a little-endian u64.
+    pub fn write_u64(&self, addr: u64, v: u64) -> Result<(), BusFault> {
+        self.write(addr, &v.to_le_bytes())
+    }
+
+    /// The CPU pointer of VRAM byte 0: the in-process BAR1 window (BAR1 in physical mode maps
+    /// VRAM 1:1). Valid while this `Vram` lives.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.map.ptr.as_ptr()
+    }
+
+    /// Clears all of VRAM (what a cold reset leaves; pages go back to the OS).
+    pub fn clear(&self) {
+        self.map.discard();
+    }
+}
+
+/// One registered stretch of host memory.
+#[derive(Debug)]
+struct Region {
+    /// Bus address of byte 0.
+    bus: u64,
+    map: Mapping,
+    /// The allocation's id (what `free` takes).
+    id: u64,
+}
+
+/// First bus address handed out for host memory: 4 GiB, clear of the BARs.
+pub const SYSMEM_BUS_BASE: u64 = 0x1_0000_0000;
+/// Guard between two allocations' bus ranges, so an access that runs off the end of one
+/// faults instead of landing in the next.
+const BUS_GUARD: u64 = 0x10_0000;
+
+/// Host memory the device may reach, by bus address.
+#[derive(Debug)]
+pub struct SysMem {
+    /// Regions by bus address of byte 0.
+    regions: RwLock<BTreeMap<u64, Arc<Region>>>,
+    next_bus: AtomicU64,
+    next_id: AtomicU64,
+}
+
+impl Default for SysMem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A host-memory allocation as its owner sees it.
+#[derive(Clone, Debug)]
+pub struct SysAlloc {
+    /// Allocation id.
+    pub id: u64,
+    /// Bus address of byte 0 (allocations are contiguous on the simulated bus).
+    pub bus: u64,
+    /// Size in bytes.
+    pub len: usize,
+    /// The CPU pointer of byte 0 (valid until [`SysMem::free`]).
+    pub ptr: *mut u8,
+}
+
+impl SysMem {
+    /// Empty: no DMA mappings.
+    pub fn new() -> SysMem {
+        SysMem {
+            regions: RwLock::new(BTreeMap::new()),
+            next_bus: AtomicU64::new(SYSMEM_BUS_BASE),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Allocates `len` bytes (rounded up to 4 KiB) of zeroed host memory and maps it for DMA
+    /// at a fresh bus address range.
+    pub fn alloc(&self, len: usize) -> std::io::Result<SysAlloc> {
+        let len = len.max(1).next_multiple_of(4096);
+        let map = Mapping::new(len)?;
+        let ptr = map.ptr.as_ptr();
+        let bus = self
+            .next_bus
+            .fetch_add(len as u64 + BUS_GUARD, Ordering::Relaxed);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let region = Arc::new(Region { bus, map, id });
+        self.regions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(bus, region);
+        Ok(SysAlloc { id, bus, len, ptr })
+    }
+
+    /// Unmaps allocation `id` from the bus and frees it; false if there is none.
+    pub fn free(&self, id: u64) -> bool {
+        let mut r = self.regions.write().unwrap_or_else(|p| p.into_inner());
+        let key = r.iter().find(|(_, reg)| reg.id == id).map(|(k, _)| *k);
+        key.and_then(|k| r.remove(&k)).is_some()
+    }
+
+    /// Bytes currently mapped, and the number of mappings (for leak checks).
+    pub fn mapped(&self) -> (u64, usize) {
+        let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
+        (r.values().map(|x| x.map.len as u64).sum(), r.len())
+    }
+
+    fn region(
+        &self,
+        addr: u64,
+        len: usize,
+        access: Access,
+    ) -> Result<(Arc<Region>, usize), BusFault> {
+        let fault = BusFault::Iommu {
+            addr,
+            len: len as u64,
+            access,
+        };
+        let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
+        let (_, reg) = r.range(..=addr).next_back().ok_or(fault)?;
+        let off = addr - reg.bus;
+        if off
+            .checked_add(len as u64)
+            .is_none_or(|end| end > reg.map.len as u64)
+        {
+            return Err(fault);
+        }
+        Ok((reg.clone(), off as usize))
+    }
+
+    /// Reads `out.len()` bytes at bus address `addr` (one mapping must cover all of it).
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BusFault> {
+        let (reg, off) = self.region(addr, out.len(), Access::Read)?;
+        reg.map.read(off, out);
+        Ok(())
+    }
+
+    /// Writes `data` at bus address `addr`.
+    pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), BusFault> {
+        let (reg, off) = self.region(addr, data.len(), Access::Write)?;
+        reg.map.write(off, data);
+        Ok(())
+    }
+
+    /// Reads `out.len()` bytes at byte `offset` of allocation `id` (the remote protocol's
+    /// SYSMEM_READ).
+    pub fn read_alloc(&self, id: u64, offset: u64, out: &mut [u8]) -> Result<(), BusFault> {
+        let bus = self.bus_of(id).ok_or(BusFault::Iommu {
+            addr: offset,
+            len: out.len() as u64,
+            access: Access::Read,
+        })?;
+        self.read(bus + offset, out)
+    }
+
+    /// Writes `data` at byte `offset` of allocation `id` (the remote protocol's SYSMEM_WRITE).
+    pub fn write_alloc(&self, id: u64, offset: u64, data: &[u8]) -> Result<(), BusFault> {
+        let bus = self.bus_of(id).ok_or(BusFault::Iommu {
+            addr: offset,
+            len: data.len() as u64,
+            access: Access::Write,
+        })?;
+        self.write(bus + offset, data)
+    }
+
+    fn bus_of(&self, id: u64) -> Option<u64> {
+        let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
+        r.values().find(|reg| reg.id == id).map(|reg| reg.bus)
+    }
+}
+
+/// Where a device address points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// VRAM by physical address.
+    Vram(u64),
+    /// System memory (or a BAR1 window) by bus address.
+    Bus(u64),
+}
+
+/// A device's view of memory: its VRAM, the shared host memory, and its BAR1 window.
+#[derive(Clone, Debug)]
+pub struct Bus {
+    /// This device's VRAM.
+    pub vram: Arc<Vram>,
+    /// The host memory the device reaches.
+    pub sysmem: Arc<SysMem>,
+    /// BAR1's bus address and size: bus addresses inside it reach VRAM at the same offset.
+    pub bar1: (u64, u64),
+}
+
+impl Bus {
+    /// Resolves a bus address inside BAR1 to VRAM.
+    fn bar1_vram(&self, addr: u64, len: usize) -> Option<u64> {
+        let (base, size) = self.bar1;
+        let off = addr.checked_sub(base)?;
+        (off.checked_add(len as u64)? <= size).then_some(off)
+    }
+
+    /// Reads from `at`.
+    pub fn read(&self, at: Target, out: &mut [u8]) -> Result<(), BusFault> {
+        match at {
+            Target::Vram(pa) => self.vram.read(pa, out),
+            Target::Bus(addr) => match self.bar1_vram(addr, out.len()) {
+                Some(pa) => self.vram.read(pa, out),
+                None => self.sysmem.read(addr, out),
+            },
+        }
+    }
+
+    /// Writes to `at`.
+    pub fn write(&self, at: Target, data: &[u8]) -> Result<(), BusFault> {
+        match at {
+            Target::Vram(pa) => self.vram.write(pa, data),
+            Target::Bus(addr) => match self.bar1_vram(addr, data.len()) {
+                Some(pa) => self.vram.write(pa, data),
+                None => self.sysmem.write(addr, data),
+            },
+        }
+    }
+
+    /// Reads a little-endian u32 at `at`.
+    pub fn read_u32(&self, at: Target) -> Result<u32, BusFault> {
+        let mut b = [0; 4];
+        self.read(at, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Reads a little-endian u64 at `at`.
+    pub fn read_u64(&self, at: Target) -> Result<u64, BusFault> {
+        let mut b = [0; 8];
+        self.read(at, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Writes a little-endian u32 at `at`.
+    pub fn write_u32(&self, at: Target, v: u32) -> Result<(), BusFault> {
+        self.write(at, &v.to_le_bytes())
+    }
+
+    /// Writes a little-endian u64 at `at`.
+    pub fn write_u64(&self, at: Target, v: u64) -> Result<(), BusFault> {
+        self.write(at, &v.to_le_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vram_is_sparse_and_bounded() {
+        let vram = Vram::new(141 << 30).expect("a sparse 141 GiB mapping");
+        vram.write_u64(100 << 30, 0x1122_3344_5566_7788).unwrap();
+        assert_eq!(vram.read_u64(100 << 30), Ok(0x1122_3344_5566_7788));
+        assert_eq!(vram.read_u32(5 << 30), Ok(0));
+        assert!(matches!(
+            vram.read_u32((141 << 30) - 2),
+            Err(BusFault::VramRange { .. })
+        ));
+        vram.clear();
+        assert_eq!(vram.read_u64(100 << 30), Ok(0));
+    }
+
+    #[test]
+    fn host_memory_is_reached_only_through_its_mappings() {
+        let sys = SysMem::new();
+        let a = sys.alloc(8192).unwrap();
+        let b = sys.alloc(100).unwrap();
+        assert_eq!(b.len, 4096);
+        sys.write(a.bus + 8188, &[1, 2, 3, 4]).unwrap();
+        let mut out = [0; 4];
+        sys.read_alloc(a.id, 8188, &mut out).unwrap();
+        assert_eq!(out, [1, 2, 3, 4]);
+        // Off the end of a mapping, into the guard: a fault, not the next allocation.
+        assert!(matches!(
+            sys.read(a.bus + 8190, &mut out),
+            Err(BusFault::Iommu {
+                access: Access::Read,
+                ..
+            })
+        ));
+        assert!(sys.read(0x1000, &mut out).is_err());
+        assert_eq!(sys.mapped(), (12288, 2));
+        assert!(sys.free(a.id));
+        assert!(sys.read(a.bus, &mut out).is_err(), "unmapped memory faults");
+        assert!(!sys.free(a.id));
+        assert_eq!(sys.mapped().1, 1);
+    }
+
+    #[test]
+    fn bar1_bus_addresses_reach_vram() {
+        let bus = Bus {
+            vram: Arc::new(Vram::new(1 << 30).unwrap()),
+            sysmem: Arc::new(SysMem::new()),
+            bar1: (0x80_0000_0000, 1 << 30),
+        };
+        bus.write_u32(Target::Bus(0x80_0000_1000), 0xabcd).unwrap();
+        assert_eq!(bus.read_u32(Target::Vram(0x1000)), Ok(0xabcd));
+        assert!(bus.read_u32(Target::Bus(0x80_4000_0000)).is_err());
+    }
+}

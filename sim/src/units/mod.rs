@@ -1,0 +1,16 @@
+//! The simulated GPU's blocks, one [`Unit`](crate::device::Unit) each.
+//!
+//! - [`identity`]: chip identity (`PMC_BOOT_0/42`), VRAM size, WPR2, the GPU timer, PRAMIN.
+//!
+//! A unit claims BAR0 offsets by address range; the first unit in [`all`]'s order that
+//! claims an offset gets it, so the more specific units come first.
+
+pub mod identity;
+
+use crate::chip::ChipSpec;
+use crate::device::Unit;
+
+/// Every unit of a `spec` chip in its power-on state, in decode order.
+pub fn all(spec: &'static ChipSpec) -> Vec<Box<dyn Unit>> {
+    vec![Box::new(identity::Identity::new(spec))]
+}

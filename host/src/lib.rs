@@ -4,4 +4,5 @@ pub mod bench;
 pub mod cli;
 pub mod nvk;
 pub mod pci;
+pub mod setup;
 pub mod study;

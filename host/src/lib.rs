@@ -9,3 +9,4 @@ pub mod pci;
 pub mod remote;
 pub mod setup;
 pub mod study;
+pub mod vfio;

@@ -142,6 +142,15 @@ pub enum SetupError {
         /// What it is bound to now.
         now: String,
     },
+    /// An nvbare process drives the GPU.
+    #[error("{addr} is driven by nvbare right now ({source}); stop that process before unbinding")]
+    InUse {
+        /// The device.
+        addr: PciAddress,
+        /// The lock that is held.
+        #[source]
+        source: crate::lock::LockError,
+    },
     /// `unbind` of a device that vfio-pci does not hold.
     #[error("{addr} is not bound to vfio-pci (now: {now}); there is nothing to unbind")]
     NotBoundToVfio {
@@ -285,9 +294,15 @@ pub fn bind(bdf: &str) -> Result<BindReport, SetupError> {
     bind_in(&Sysfs::system(), &KernelSysfs, parse_address(bdf)?)
 }
 
-/// Gives `bdf` back to its default driver on this machine.
+/// Gives `bdf` back to its default driver on this machine (refused while an nvbare process
+/// drives it: its lock in `/tmp`, where `VfioOptions` puts it by default).
 pub fn unbind(bdf: &str) -> Result<UnbindReport, SetupError> {
-    unbind_in(&Sysfs::system(), &KernelSysfs, parse_address(bdf)?)
+    unbind_in(
+        &Sysfs::system(),
+        &KernelSysfs,
+        parse_address(bdf)?,
+        Path::new("/tmp"),
+    )
 }
 
 fn check_device(sysfs: &Sysfs, addr: PciAddress) -> Result<(), SetupError> {
@@ -408,11 +423,12 @@ pub fn bind_in(
     })
 }
 
-/// [`unbind`] on the tree `sysfs`, writing through `w`.
+/// [`unbind`] on the tree `sysfs`, writing through `w`, with VFIO's locks in `lock_dir`.
 pub fn unbind_in(
     sysfs: &Sysfs,
     w: &impl SysfsWrite,
     addr: PciAddress,
+    lock_dir: &Path,
 ) -> Result<UnbindReport, SetupError> {
     check_device(sysfs, addr)?;
     let now = sysfs.driver(addr);
@@ -422,6 +438,16 @@ pub fn unbind_in(
             now: describe(now.as_deref()),
         });
     }
+    // Held for the unbind, so no nvbare process opens the GPU meanwhile.
+    let lock_path = crate::lock::vfio_lock_path(lock_dir, &addr.to_string());
+    let _lock = match crate::lock::DeviceLock::acquire(&lock_path, &format!("GPU {addr}")) {
+        Ok(l) => Some(l),
+        Err(source @ crate::lock::LockError::Held { .. }) => {
+            return Err(SetupError::InUse { addr, source });
+        }
+        // A lock directory we cannot write is no evidence of a user.
+        Err(crate::lock::LockError::Io { .. }) => None,
+    };
     let dev = sysfs.device_dir(addr);
     // A newline clears driver_override, so the probe picks the default driver.
     write_attr(w, addr, "unbind", dev.join("driver_override"), "\n")?;

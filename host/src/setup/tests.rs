@@ -316,7 +316,7 @@ fn unbind_clears_the_override_and_reprobes_the_default_driver() {
     let k = FakeKernel::new(&t);
     bind_in(&t.sysfs(), &k, gpu()).unwrap();
     let k = FakeKernel::new(&t);
-    let r = unbind_in(&t.sysfs(), &k, gpu()).unwrap();
+    let r = unbind_in(&t.sysfs(), &k, gpu(), &t.path("")).unwrap();
     assert_eq!(
         k.writes(),
         [
@@ -334,7 +334,9 @@ fn unbind_clears_the_override_and_reprobes_the_default_driver() {
     assert_eq!(r.now.as_deref(), Some("nvidia"));
     assert!(r.to_string().contains("now bound to nvidia"));
 
-    let m = unbind_in(&t.sysfs(), &k, gpu()).unwrap_err().to_string();
+    let m = unbind_in(&t.sysfs(), &k, gpu(), &t.path(""))
+        .unwrap_err()
+        .to_string();
     assert!(m.contains("not bound to vfio-pci (now: nvidia)"), "{m}");
 
     // With no default driver loaded the report says how to get one.
@@ -343,6 +345,27 @@ fn unbind_clears_the_override_and_reprobes_the_default_driver() {
         default_driver: None,
         ..FakeKernel::new(&t)
     };
-    let r = unbind_in(&t.sysfs(), &k, gpu()).unwrap();
+    let r = unbind_in(&t.sysfs(), &k, gpu(), &t.path("")).unwrap();
     assert!(r.to_string().contains("modprobe nvidia"), "{r}");
+}
+
+#[test]
+fn unbind_refuses_while_nvbare_drives_the_gpu() {
+    let t = tree();
+    let k = FakeKernel::new(&t);
+    bind_in(&t.sysfs(), &k, gpu()).unwrap();
+    let held =
+        crate::lock::DeviceLock::acquire(&crate::lock::vfio_lock_path(&t.path(""), GPU), "GPU")
+            .unwrap();
+    let k = FakeKernel::new(&t);
+    let m = unbind_in(&t.sysfs(), &k, gpu(), &t.path(""))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.contains("driven by nvbare") && m.contains(&std::process::id().to_string()),
+        "{m}"
+    );
+    assert!(k.writes().is_empty());
+    drop(held);
+    unbind_in(&t.sysfs(), &k, gpu(), &t.path("")).unwrap();
 }

@@ -503,3 +503,30 @@ fn region_info_parses_sparse_caps_and_rejects_broken_chains() {
     );
     assert!(mmap_plan(&RegionInfo { flags: 0, ..odd }).is_empty());
 }
+
+#[cfg(feature = "iommufd")]
+#[test]
+fn iommufd_binds_the_cdev_to_an_ioas_and_maps_dma_there() {
+    let mut r = rig();
+    r.tree.write(
+        &format!("sys/bus/pci/devices/{GPU}/vfio-dev/vfio0/dev"),
+        "511:0\n",
+    );
+    r.opts.backend = IommuBackend::Iommufd;
+    let mut v = r.open().unwrap();
+    let calls = r.calls();
+    assert!(calls.contains(&"open dev/iommu".to_string()), "{calls:?}");
+    assert!(
+        calls.contains(&"open dev/vfio/devices/vfio0".to_string()),
+        "{calls:?}"
+    );
+    assert!(calls.contains(&"bind_and_attach".to_string()));
+    assert!(
+        !calls.iter().any(|c| c.starts_with("set_iommu")),
+        "no container: {calls:?}"
+    );
+    let m = v.dma_alloc(4096, false).unwrap();
+    assert_eq!(r.twin.0.lock().unwrap().dma.len(), 1);
+    v.dma_free(m);
+    assert!(r.twin.0.lock().unwrap().dma.is_empty());
+}

@@ -20,6 +20,7 @@ pub enum Kind {
     Container,
     Group,
     Device,
+    Iommufd,
 }
 
 /// An open file of the twin.
@@ -152,6 +153,8 @@ impl Twin {
         }
         let mut nodes = HashMap::new();
         nodes.insert(PathBuf::from("dev/vfio/vfio"), Kind::Container);
+        nodes.insert(PathBuf::from("dev/iommu"), Kind::Iommufd);
+        nodes.insert(PathBuf::from("dev/vfio/devices/vfio0"), Kind::Device);
         nodes.insert(PathBuf::from(format!("dev/vfio/{group}")), Kind::Group);
         nodes.insert(
             PathBuf::from(format!("dev/vfio/noiommu-{group}")),
@@ -484,12 +487,16 @@ impl VfioSys for Twin {
     }
 
     #[cfg(feature = "iommufd")]
-    fn ioas_alloc(&self, _: &FakeFd) -> io::Result<u32> {
+    fn ioas_alloc(&self, fd: &FakeFd) -> io::Result<u32> {
+        assert_eq!(fd.kind, Kind::Iommufd);
+        self.0.lock().unwrap().calls.push("ioas_alloc".into());
         Ok(1)
     }
 
     #[cfg(feature = "iommufd")]
-    fn bind_and_attach(&self, _: &FakeFd, _: &FakeFd, _: u32) -> io::Result<()> {
+    fn bind_and_attach(&self, dev: &FakeFd, fd: &FakeFd, ioas: u32) -> io::Result<()> {
+        assert_eq!((dev.kind, fd.kind, ioas), (Kind::Device, Kind::Iommufd, 1));
+        self.0.lock().unwrap().calls.push("bind_and_attach".into());
         Ok(())
     }
 

@@ -405,3 +405,37 @@ fn a_second_client_of_one_remote_gpu_is_refused_by_the_lock() {
         "{m}"
     );
 }
+
+/// Against a real server (`nvbare sim serve`, or the sim crate's `serve` example) at
+/// `$NVBARE_REMOTE_SERVER`; ignored without it.
+#[test]
+#[ignore = "needs a remote PCI server: NVBARE_REMOTE_SERVER=HOST:PORT"]
+fn against_the_server_in_nvbare_remote_server() {
+    let Some(addr) = std::env::var_os("NVBARE_REMOTE_SERVER") else {
+        eprintln!("skipped: NVBARE_REMOTE_SERVER not set");
+        return;
+    };
+    let addr = addr.to_string_lossy().into_owned();
+    let mut r = Remote::connect(&addr).unwrap();
+    let boot42 = r.read32(0xa00);
+    let arch = (boot42 >> 24) & 0x3f;
+    assert!(matches!(arch, 0x18 | 0x1a | 0x1b), "BOOT_42 {boot42:#x}");
+    assert_eq!(r.config_read(0, 2).unwrap(), 0x10de);
+    let bar1 = r.bar1().unwrap();
+    bar1.write_u32(0x2000, 0x5a5a_1234).unwrap();
+    assert_eq!(bar1.read_u32(0x2000).unwrap(), 0x5a5a_1234);
+    let m = r.dma_alloc(64 << 10, false).unwrap();
+    assert_eq!(m.bus_pages.len(), 16);
+    assert_eq!(m.cpu.read_u64(0x800).unwrap(), 0);
+    m.cpu.write_u64(0x800, 0x0123_4567_89ab_cdef).unwrap();
+    assert_eq!(m.cpu.read_u64(0x800).unwrap(), 0x0123_4567_89ab_cdef);
+    r.dma_free(m);
+    r.reset().unwrap();
+    assert!(r.is_present());
+    eprintln!(
+        "remote server {addr}: {} BOOT_42 {boot42:#x}, BAR0 {:?}, BAR1 {:?}",
+        r.name(),
+        r.bar_info(0),
+        r.bar_info(1)
+    );
+}

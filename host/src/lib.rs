@@ -2,6 +2,11 @@
 
 pub mod bench;
 pub mod cli;
+pub mod clock;
+pub mod lock;
 pub mod nvk;
 pub mod pci;
+pub mod remote;
+pub mod setup;
 pub mod study;
+pub mod vfio;

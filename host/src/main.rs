@@ -29,7 +29,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::List => nvbare_host::pci::list(),
+        Command::List => nvbare_host::pci::list(false).map_err(|e| e.to_string()),
         Command::Firmware { command } => {
             nvbare_firmware_fetch::run(command).map_err(|e| e.to_string())
         }

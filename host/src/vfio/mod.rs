@@ -1,0 +1,590 @@
+//! [`Vfio`]: a GPU bound to vfio-pci as a [`Platform`]: a type1 IOMMU container by default
+//! (iommufd with the `iommufd` feature; VFIO's no-IOMMU mode only when asked for, as it is
+//! unsafe), BARs mapped as the kernel allows, BAR0 32-bit access through the mapping, DMA
+//! memory from locked 2 MiB hugepages mapped in the IOMMU while in use, bus mastering on
+//! while open, reset through VFIO_DEVICE_RESET, and a lock so two processes never drive one
+//! GPU.
+//!
+//! Every system call goes through [`sys::VfioSys`]; the tests drive the same code through a
+//! twin of it (`twin.rs`), with a fake sysfs tree.
+
+pub mod dma;
+pub mod error;
+pub mod region;
+pub mod sys;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nvbare_core::hal::{Bar0, BarInfo, DmaMemory, PciAddress, Platform, PlatformError};
+use nvbare_core::shared::SharedMem;
+use vfio_bindings::bindings::vfio as b;
+
+use crate::clock::HostClock;
+use crate::lock::{DeviceLock, vfio_lock_path};
+use crate::pci::{Sysfs, VFIO_PCI, join_members};
+use dma::{DmaPool, HugepageCounts, Iommu};
+pub use error::VfioError;
+use region::{Region, RegionIo, mmap_plan, parse_region_info};
+use sys::{LinuxSys, VfioSys};
+
+/// `VFIO_PCI_CONFIG_REGION_INDEX`.
+const CONFIG_REGION: u32 = 7;
+/// PCI config COMMAND register and its memory-space and bus-master bits.
+const PCI_COMMAND: u16 = 0x4;
+const COMMAND_MEMORY: u32 = 1 << 1;
+const COMMAND_BUS_MASTER: u32 = 1 << 2;
+
+/// Which IOMMU interface to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IommuBackend {
+    /// A type1 container (`/dev/vfio/vfio` + the group).
+    #[default]
+    Type1,
+    /// iommufd (`/dev/iommu` + the device's cdev).
+    #[cfg(feature = "iommufd")]
+    Iommufd,
+}
+
+/// How to open a GPU.
+#[derive(Clone, Debug)]
+pub struct VfioOptions {
+    /// Where sysfs, `/dev` and `/proc` are (the system's; a fake tree in tests).
+    pub sysfs: Sysfs,
+    /// Where the per-GPU lock files go.
+    pub lock_dir: PathBuf,
+    /// The IOMMU interface.
+    pub backend: IommuBackend,
+    /// Accept VFIO's no-IOMMU mode. UNSAFE: without an IOMMU the GPU can read and write all
+    /// of memory (no DMA isolation); a bug or a hostile firmware can corrupt the host.
+    pub allow_noiommu_unsafe: bool,
+}
+
+impl Default for VfioOptions {
+    fn default() -> Self {
+        VfioOptions {
+            sysfs: Sysfs::system(),
+            lock_dir: PathBuf::from("/tmp"),
+            backend: IommuBackend::default(),
+            allow_noiommu_unsafe: false,
+        }
+    }
+}
+
+/// How the device was reached: the files that must stay open while it is used.
+#[derive(Debug)]
+struct Attachment<F> {
+    _group: Option<F>,
+    _container: Option<Arc<F>>,
+}
+
+/// A GPU driven through VFIO.
+#[derive(Debug)]
+pub struct Vfio<S: VfioSys = LinuxSys> {
+    addr: PciAddress,
+    clock: HostClock,
+    /// BARs 0-5 (index = BAR number; the upper half of a 64-bit BAR is `None`).
+    bars: [Option<Arc<Region<S>>>; 6],
+    bus_addrs: [u64; 6],
+    config_offset: u64,
+    device_flags: u32,
+    noiommu: bool,
+    dma: DmaPool<S>,
+    sys: Arc<S>,
+    device: Arc<S::Fd>,
+    _attachment: Attachment<S::Fd>,
+    _lock: DeviceLock,
+}
+
+fn ioctl_err(
+    step: &'static str,
+    addr: PciAddress,
+    remedy: &'static str,
+) -> impl FnOnce(std::io::Error) -> VfioError {
+    move |source| VfioError::Ioctl {
+        step,
+        addr,
+        remedy,
+        source,
+    }
+}
+
+fn open_node<S: VfioSys>(sys: &S, path: PathBuf, what: &'static str) -> Result<S::Fd, VfioError> {
+    sys.open(&path).map_err(|source| {
+        let remedy = match source.kind() {
+            std::io::ErrorKind::NotFound => match what {
+                "container" => "load vfio-pci (`modprobe vfio-pci`)",
+                "iommufd" => "this kernel has no iommufd (CONFIG_IOMMUFD); use the type1 backend",
+                _ => "is the GPU bound to vfio-pci (`nvbare bind BDF`)?",
+            },
+            std::io::ErrorKind::PermissionDenied => {
+                "no permission: run as root, or give your user access to the node (chown, or a \
+                 udev rule)"
+            }
+            _ if source.raw_os_error() == Some(libc::EBUSY) => {
+                "another process (a VM, or another VFIO user) holds the group"
+            }
+            _ => "see dmesg",
+        };
+        VfioError::Open {
+            path,
+            remedy,
+            source,
+        }
+    })
+}
+
+impl Vfio<LinuxSys> {
+    /// Opens the GPU at `addr` on this machine.
+    pub fn open(addr: PciAddress, opts: &VfioOptions) -> Result<Self, VfioError> {
+        Self::open_with(Arc::new(LinuxSys), addr, opts)
+    }
+}
+
+impl<S: VfioSys> Vfio<S> {
+    /// Opens the GPU at `addr` through `sys`.
+    pub fn open_with(sys: Arc<S>, addr: PciAddress, opts: &VfioOptions) -> Result<Self, VfioError> {
+        let sysfs = &opts.sysfs;
+        if !sysfs.exists(addr) {
+            return Err(VfioError::NoSuchDevice { addr });
+        }
+        let driver = sysfs.driver(addr);
+        if driver.as_deref() != Some(VFIO_PCI) {
+            return Err(VfioError::NotBoundToVfio {
+                addr,
+                driver: driver.unwrap_or_else(|| "no driver".into()),
+            });
+        }
+        let group = sysfs
+            .iommu_group(addr)
+            .ok_or(VfioError::IommuOff { addr })?;
+        let noiommu = sysfs.is_noiommu_group(group);
+        if noiommu && !opts.allow_noiommu_unsafe {
+            return Err(VfioError::NoIommuRefused { addr, group });
+        }
+        if noiommu {
+            log::warn!(
+                "{addr}: VFIO no-IOMMU mode: UNSAFE, the GPU can write anywhere in memory (no \
+                 DMA isolation)"
+            );
+        }
+        let blockers = sysfs.group_blockers(group, addr).unwrap_or_default();
+        if !blockers.is_empty() {
+            return Err(VfioError::GroupNotViable {
+                group,
+                others: join_members(&blockers),
+            });
+        }
+        let lock = DeviceLock::acquire(
+            &vfio_lock_path(&opts.lock_dir, &addr.to_string()),
+            &format!("GPU {addr}"),
+        )?;
+
+        let (device, iommu, attachment) = match opts.backend {
+            IommuBackend::Type1 => Self::attach_container(&sys, sysfs, addr, group, noiommu)?,
+            #[cfg(feature = "iommufd")]
+            IommuBackend::Iommufd if !noiommu => Self::attach_iommufd(&sys, sysfs, addr)?,
+            #[cfg(feature = "iommufd")]
+            IommuBackend::Iommufd => Self::attach_container(&sys, sysfs, addr, group, true)?,
+        };
+        let device = Arc::new(device);
+        let info = sys.device_info(&device).map_err(ioctl_err(
+            "VFIO_DEVICE_GET_INFO",
+            addr,
+            "see dmesg",
+        ))?;
+        if info.flags & b::VFIO_DEVICE_FLAGS_PCI == 0 || info.num_regions <= CONFIG_REGION {
+            return Err(VfioError::BadRegion {
+                addr,
+                index: CONFIG_REGION,
+                what: format!(
+                    "not a PCI device to VFIO (flags {:#x}, {} regions)",
+                    info.flags, info.num_regions
+                ),
+            });
+        }
+        let region_info = |index| -> Result<region::RegionInfo, VfioError> {
+            let raw = sys.region_info(&device, index).map_err(ioctl_err(
+                "VFIO_DEVICE_GET_REGION_INFO",
+                addr,
+                "see dmesg",
+            ))?;
+            parse_region_info(&raw).map_err(|what| VfioError::BadRegion { addr, index, what })
+        };
+        let mut bars: [Option<Arc<Region<S>>>; 6] = Default::default();
+        for (index, slot) in (0u32..).zip(bars.iter_mut()) {
+            let ri = region_info(index)?;
+            if ri.size == 0 {
+                continue;
+            }
+            let plan = mmap_plan(&ri);
+            let region = Region::map(sys.clone(), device.clone(), index, ri, &plan).map_err(
+                |(area, source)| VfioError::MapBar {
+                    addr,
+                    index,
+                    offset: area.offset,
+                    // CAST: display only.
+                    len: area.size as usize,
+                    source,
+                },
+            )?;
+            *slot = Some(Arc::new(region));
+        }
+        if bars[0].as_ref().is_none_or(|r| r.info.size < 4) {
+            return Err(VfioError::BadRegion {
+                addr,
+                index: 0,
+                what: "BAR0 is missing".into(),
+            });
+        }
+        let config_offset = region_info(CONFIG_REGION)?.offset;
+        let mut bus_addrs = [0u64; 6];
+        if let Ok(res) = sysfs.resources(addr) {
+            for (slot, r) in bus_addrs.iter_mut().zip(res) {
+                *slot = r.start;
+            }
+        }
+        let counts = HugepageCounts {
+            dir: sysfs.path("sys/kernel/mm/hugepages/hugepages-2048kB"),
+        };
+        let vfio = Vfio {
+            addr,
+            clock: HostClock::new(),
+            bars,
+            bus_addrs,
+            config_offset,
+            device_flags: info.flags,
+            noiommu,
+            dma: DmaPool::new(sys.clone(), iommu, counts),
+            sys,
+            device,
+            _attachment: attachment,
+            _lock: lock,
+        };
+        vfio.set_bus_master(true)?;
+        Ok(vfio)
+    }
+
+    /// The device through a type1 (or no-IOMMU) container and its group.
+    #[allow(clippy::type_complexity)]
+    fn attach_container(
+        sys: &Arc<S>,
+        sysfs: &Sysfs,
+        addr: PciAddress,
+        group: u32,
+        noiommu: bool,
+    ) -> Result<(S::Fd, Iommu<S::Fd>, Attachment<S::Fd>), VfioError> {
+        let container = open_node(&**sys, sysfs.path("dev/vfio/vfio"), "container")?;
+        let version = sys.api_version(&container).map_err(ioctl_err(
+            "VFIO_GET_API_VERSION",
+            addr,
+            "see dmesg",
+        ))?;
+        if version != b::VFIO_API_VERSION as i32 {
+            return Err(VfioError::ApiVersion(version));
+        }
+        let (kind, what, remedy) = if noiommu {
+            (
+                b::VFIO_NOIOMMU_IOMMU,
+                "the no-IOMMU mode (UNSAFE)",
+                "load vfio with `enable_unsafe_noiommu_mode=1` (UNSAFE: no DMA isolation)",
+            )
+        } else {
+            (
+                b::VFIO_TYPE1v2_IOMMU,
+                "a type1v2 IOMMU",
+                "the kernel needs vfio_iommu_type1 (`modprobe vfio_iommu_type1`)",
+            )
+        };
+        if !sys.check_extension(&container, kind).unwrap_or(false) {
+            return Err(VfioError::NoExtension { what, remedy });
+        }
+        let group_fd = open_node(&**sys, sysfs.vfio_group_node(group), "group")?;
+        let flags = sys.group_flags(&group_fd).map_err(ioctl_err(
+            "VFIO_GROUP_GET_STATUS",
+            addr,
+            "see dmesg",
+        ))?;
+        if flags & b::VFIO_GROUP_FLAGS_VIABLE == 0 {
+            let others = sysfs
+                .group_members(group)
+                .map(|m| {
+                    let others: Vec<_> = m.into_iter().filter(|m| m.address != addr).collect();
+                    join_members(&others)
+                })
+                .unwrap_or_default();
+            return Err(VfioError::GroupNotViable {
+                group,
+                others: if others.is_empty() {
+                    "devices the kernel counts against it".into()
+                } else {
+                    others
+                },
+            });
+        }
+        sys.group_set_container(&group_fd, &container)
+            .map_err(ioctl_err("VFIO_GROUP_SET_CONTAINER", addr, "see dmesg"))?;
+        sys.set_iommu(&container, kind).map_err(ioctl_err(
+            "VFIO_SET_IOMMU",
+            addr,
+            "see dmesg (the IOMMU driver refused the container)",
+        ))?;
+        let device = sys
+            .group_device(&group_fd, &addr.to_string())
+            .map_err(ioctl_err(
+                "VFIO_GROUP_GET_DEVICE_FD",
+                addr,
+                "another process may hold the device open; see dmesg",
+            ))?;
+        let container = Arc::new(container);
+        let iommu = if noiommu {
+            Iommu::NoIommuUnsafe
+        } else {
+            Iommu::Type1 {
+                container: container.clone(),
+            }
+        };
+        Ok((
+            device,
+            iommu,
+            Attachment {
+                _group: Some(group_fd),
+                _container: Some(container),
+            },
+        ))
+    }
+
+    /// The device through iommufd: its cdev bound to a new IOAS.
+    #[cfg(feature = "iommufd")]
+    #[allow(clippy::type_complexity)]
+    fn attach_iommufd(
+        sys: &Arc<S>,
+        sysfs: &Sysfs,
+        addr: PciAddress,
+    ) -> Result<(S::Fd, Iommu<S::Fd>, Attachment<S::Fd>), VfioError> {
+        let iommufd = open_node(&**sys, sysfs.path("dev/iommu"), "iommufd")?;
+        let cdev_dir = sysfs.device_dir(addr).join("vfio-dev");
+        let cdev = std::fs::read_dir(&cdev_dir)
+            .ok()
+            .and_then(|mut d| d.next()?.ok())
+            .map(|e| e.file_name())
+            .ok_or_else(|| VfioError::Open {
+                path: cdev_dir.clone(),
+                remedy: "this kernel gives vfio-pci devices no cdev (CONFIG_VFIO_DEVICE_CDEV); \
+                         use the type1 backend",
+                source: std::io::ErrorKind::NotFound.into(),
+            })?;
+        let path = sysfs.path("dev/vfio/devices").join(cdev);
+        let device = open_node(&**sys, path, "device")?;
+        let ioas =
+            sys.ioas_alloc(&iommufd)
+                .map_err(ioctl_err("IOMMU_IOAS_ALLOC", addr, "see dmesg"))?;
+        sys.bind_and_attach(&device, &iommufd, ioas)
+            .map_err(ioctl_err("VFIO_DEVICE_BIND_IOMMUFD", addr, "see dmesg"))?;
+        let iommufd = Arc::new(iommufd);
+        Ok((
+            device,
+            Iommu::Iommufd {
+                iommufd: iommufd.clone(),
+                ioas,
+            },
+            Attachment {
+                _group: None,
+                _container: Some(iommufd),
+            },
+        ))
+    }
+
+    /// Whether the GPU runs in VFIO's no-IOMMU mode (UNSAFE: no DMA isolation).
+    pub fn is_noiommu_unsafe(&self) -> bool {
+        self.noiommu
+    }
+
+    /// DMA allocations in use.
+    pub fn dma_outstanding(&self) -> usize {
+        self.dma.outstanding()
+    }
+
+    /// Hugepage chunks holding DMA memory.
+    pub fn dma_chunks(&self) -> usize {
+        self.dma.chunks()
+    }
+
+    fn set_bus_master(&self, on: bool) -> Result<(), VfioError> {
+        let cmd = self.config_read_raw(PCI_COMMAND, 2)?;
+        let want = if on {
+            cmd | COMMAND_MEMORY | COMMAND_BUS_MASTER
+        } else {
+            cmd & !COMMAND_BUS_MASTER
+        };
+        self.config_write_raw(PCI_COMMAND, 2, want)
+    }
+
+    fn config_err(
+        &self,
+        op: &'static str,
+        offset: u16,
+        size: u8,
+    ) -> impl FnOnce(std::io::Error) -> VfioError {
+        let addr = self.addr;
+        move |source| VfioError::Config {
+            addr,
+            op,
+            offset,
+            size,
+            source,
+        }
+    }
+
+    fn config_read_raw(&self, offset: u16, size: u8) -> Result<u32, VfioError> {
+        if !matches!(size, 1 | 2 | 4) || !offset.is_multiple_of(u16::from(size)) {
+            return Err(self.config_err("read", offset, size)(
+                std::io::ErrorKind::InvalidInput.into(),
+            ));
+        }
+        let mut b = [0u8; 4];
+        self.sys
+            .pread(
+                &self.device,
+                &mut b[..usize::from(size)],
+                self.config_offset + u64::from(offset),
+            )
+            .map_err(self.config_err("read", offset, size))?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn config_write_raw(&self, offset: u16, size: u8, value: u32) -> Result<(), VfioError> {
+        if !matches!(size, 1 | 2 | 4) || !offset.is_multiple_of(u16::from(size)) {
+            return Err(self.config_err("write", offset, size)(
+                std::io::ErrorKind::InvalidInput.into(),
+            ));
+        }
+        self.sys
+            .pwrite(
+                &self.device,
+                &value.to_le_bytes()[..usize::from(size)],
+                self.config_offset + u64::from(offset),
+            )
+            .map_err(self.config_err("write", offset, size))
+    }
+}
+
+fn failed(step: &'static str, e: VfioError) -> PlatformError {
+    PlatformError::Failed {
+        step,
+        source: Box::new(e),
+    }
+}
+
+impl<S: VfioSys> Drop for Vfio<S> {
+    fn drop(&mut self) {
+        // The GPU stops reaching memory before any of it is unmapped.
+        if let Err(e) = self.set_bus_master(false) {
+            log::error!("{}: bus master off at close: {e}", self.addr);
+        }
+        self.dma.free_all();
+    }
+}
+
+impl<S: VfioSys> Bar0 for Vfio<S> {
+    fn read32(&self, offset: u32) -> u32 {
+        // PANIC: `open` refuses a device without BAR0.
+        let bar0 = self.bars[0].as_ref().expect("BAR0");
+        bar0.read32(u64::from(offset)).unwrap_or_else(|e| {
+            log::error!("{}: BAR0 read at {offset:#x}: {e}", self.addr);
+            u32::MAX
+        })
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        // PANIC: `open` refuses a device without BAR0.
+        let bar0 = self.bars[0].as_ref().expect("BAR0");
+        if let Err(e) = bar0.write32(u64::from(offset), value) {
+            log::error!("{}: BAR0 write at {offset:#x}: {e}", self.addr);
+        }
+    }
+}
+
+impl<S: VfioSys> Platform for Vfio<S> {
+    type Clock = HostClock;
+
+    fn clock(&self) -> &HostClock {
+        &self.clock
+    }
+
+    fn pci_address(&self) -> PciAddress {
+        self.addr
+    }
+
+    fn bar_info(&self, index: u32) -> Option<BarInfo> {
+        let i = usize::try_from(index).ok()?;
+        let region = self.bars.get(i)?.as_ref()?;
+        Some(BarInfo {
+            bus_addr: self.bus_addrs[i],
+            size: region.info.size,
+        })
+    }
+
+    fn bar1(&self) -> Option<SharedMem> {
+        let region = self.bars[1].as_ref()?;
+        let len = usize::try_from(region.info.size).ok()?;
+        let bus = self.bus_addrs[1];
+        Some(match region.whole_mapping() {
+            // SAFETY: the mapping lives as long as this platform (the Platform contract puts
+            // every use of the window before the platform's drop); it is device memory,
+            // reached through SharedMem's volatile accesses only.
+            Some(p) => unsafe { SharedMem::from_raw(p.as_ptr(), len, bus) },
+            None => SharedMem::from_io(Arc::new(RegionIo(region.clone())), len, bus),
+        })
+    }
+
+    fn dma_alloc(&mut self, bytes: usize, contiguous: bool) -> Result<DmaMemory, PlatformError> {
+        self.dma
+            .alloc(bytes, contiguous)
+            .map_err(|e| failed("DMA memory", e))
+    }
+
+    fn dma_free(&mut self, mem: DmaMemory) {
+        self.dma.free(mem.id);
+    }
+
+    fn config_read(&self, offset: u16, size: u8) -> Result<u32, PlatformError> {
+        self.config_read_raw(offset, size)
+            .map_err(|e| failed("PCI config read", e))
+    }
+
+    fn config_write(&self, offset: u16, size: u8, value: u32) -> Result<(), PlatformError> {
+        self.config_write_raw(offset, size, value)
+            .map_err(|e| failed("PCI config write", e))
+    }
+
+    fn reset(&mut self) -> Result<(), PlatformError> {
+        if self.device_flags & b::VFIO_DEVICE_FLAGS_RESET == 0 {
+            return Err(failed(
+                "VFIO_DEVICE_RESET",
+                VfioError::ResetUnsupported { addr: self.addr },
+            ));
+        }
+        self.set_bus_master(false)
+            .map_err(|e| failed("VFIO_DEVICE_RESET", e))?;
+        self.sys.device_reset(&self.device).map_err(|source| {
+            failed(
+                "VFIO_DEVICE_RESET",
+                VfioError::Ioctl {
+                    step: "VFIO_DEVICE_RESET",
+                    addr: self.addr,
+                    remedy: "the GPU may be wedged: a secondary bus reset or a power cycle",
+                    source,
+                },
+            )
+        })?;
+        self.set_bus_master(true)
+            .map_err(|e| failed("VFIO_DEVICE_RESET", e))
+    }
+}
+
+#[cfg(test)]
+mod twin;
+
+#[cfg(test)]
+mod tests;

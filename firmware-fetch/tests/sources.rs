@@ -96,6 +96,51 @@ fn a_file_that_is_not_a_package_is_refused_with_a_reason() {
 }
 
 #[test]
+fn a_long_name_index_past_the_name_table_is_an_error_not_a_panic() {
+    // Issue 14: this 68-byte archive (GNU long name `/99`, no name table) made
+    // `nvbare firmware fetch --from X.deb` panic inside the ar crate.
+    let tmp = tempfile::tempdir().unwrap();
+    let deb = tmp.path().join("bad.deb");
+    let mut bytes = b"!<arch>\n".to_vec();
+    bytes.extend(
+        format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            "/99", 0, 0, 0, 644, 0
+        )
+        .bytes(),
+    );
+    assert_eq!(bytes.len(), 68);
+    std::fs::write(&deb, &bytes).unwrap();
+    let err = nvbare_firmware_fetch::run(FirmwareCommand::Fetch(FetchArgs {
+        chip: "gh100".into(),
+        from: Some(deb.to_str().unwrap().into()),
+        cache: Some(tmp.path().join("cache")),
+        quiet: true,
+    }))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("not a Debian package"), "{err}");
+
+    // The same member after a valid debian-binary, before the data: skipped, not indexed.
+    let mut bytes = b"!<arch>\n".to_vec();
+    for (name, data) in [("debian-binary", &b"2.0\n"[..]), ("/99", b""), ("//", b"x")] {
+        let size = data.len();
+        bytes.extend(format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644).bytes());
+        bytes.extend(data);
+        if size % 2 == 1 {
+            bytes.push(b'\n');
+        }
+    }
+    std::fs::write(&deb, &bytes).unwrap();
+    let cache = Cache::new(tmp.path().join("cache"));
+    let err = Source::Deb(deb)
+        .supply(&[pin("nvidia/x/gsp/a", b"a")], &cache, &Progress::new(true))
+        .unwrap_err();
+    assert!(err.contains("no data.tar member"), "{err}");
+    assert!(files_under(cache.root()).is_empty());
+}
+
+#[test]
 fn directory_source_reads_plain_zst_and_xz_files() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("lib-firmware");

@@ -1,10 +1,11 @@
-//! Debian's `firmware-nvidia-graphics` package, unpacked in Rust: the `ar` archive's
-//! `data.tar.xz` member is decompressed and read as a stream, in one pass; only the files
+//! Debian's `firmware-nvidia-graphics` package, unpacked in Rust: the `ar` archive's (read by
+//! [`super::ar`]) `data.tar.xz` member is decompressed and read as a stream, in one pass; only the files
 //! that can be wanted ones are written (to a staging directory), and the package's links
 //! (`gh100/gsp/gsp-570.144.bin -> ../../ga102/gsp/gsp-570.144.bin`, whole-directory links)
 //! are followed once the whole archive has been seen.
 
 use super::Supplied;
+use super::ar::ArchiveReader;
 use crate::PinnedFile;
 use crate::cache::Cache;
 use crate::digest::{self, Measured};
@@ -29,16 +30,24 @@ pub fn supply_from_deb(
     progress: &Progress,
 ) -> Result<Supplied, String> {
     let file = File::open(deb).map_err(|e| format!("cannot open: {e}"))?;
-    let mut archive = ar::Archive::new(BufReader::new(file));
-    while let Some(entry) = archive.next_entry() {
-        let entry = entry.map_err(|e| format!("not a Debian package (ar): {e}"))?;
-        let name = String::from_utf8_lossy(entry.header().identifier()).into_owned();
+    let mut archive = ArchiveReader::new(BufReader::new(file))
+        .map_err(|e| format!("not a Debian package: {e}"))?;
+    let first = archive
+        .next_member()
+        .map_err(|e| format!("not a Debian package: {e}"))?;
+    if first.as_ref().map(|m| m.name.as_str()) != Some("debian-binary") {
+        return Err("not a Debian package: its first member is not debian-binary".into());
+    }
+    while let Some(member) = archive
+        .next_member()
+        .map_err(|e| format!("broken Debian package: {e}"))?
+    {
+        let name = member.name;
         if !name.starts_with("data.tar") {
             continue;
         }
-        let size = entry.header().size();
-        let bar = progress.bytes(size, format!("unpacking {name}"));
-        let compressed = BufReader::new(bar.wrap_read(entry));
+        let bar = progress.bytes(member.size, format!("unpacking {name}"));
+        let compressed = BufReader::new(bar.wrap_read(archive.data()));
         let tar_stream: Box<dyn Read + '_> = match name.as_str() {
             "data.tar.xz" => Box::new(lzma_rust2::XzReader::new(compressed, true)),
             "data.tar.zst" => Box::new(

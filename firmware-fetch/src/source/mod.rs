@@ -2,6 +2,7 @@
 //! the ones it has into the cache, where they are verified before they get their name.
 
 mod apt;
+mod ar;
 mod deb;
 mod dir;
 #[cfg(feature = "http")]

@@ -27,6 +27,17 @@ pub enum CacheState {
     Altered(Measured),
 }
 
+impl CacheState {
+    /// What `measured` (the bytes found under `file`'s name, if any) means for `file`.
+    pub fn judge(file: &PinnedFile, measured: Option<Measured>) -> CacheState {
+        match measured {
+            None => CacheState::Missing,
+            Some(m) if m.sha256 == file.sha256 && m.size == file.size => CacheState::Valid,
+            Some(m) => CacheState::Altered(m),
+        }
+    }
+}
+
 /// The result of offering bytes for a pinned file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreOutcome {
@@ -96,25 +107,24 @@ impl Cache {
         self.root.join(file.path)
     }
 
-    /// Hashes the cached copy of `file`, if any.
+    /// Hashes the cached copy of `file` and compares it with `file`'s pinned hash.
     pub fn check(&self, file: &PinnedFile) -> io::Result<CacheState> {
+        Ok(CacheState::judge(file, self.measure(file)?))
+    }
+
+    /// Hashes the cached copy of `file`; `None` when there is none.
+    pub fn measure(&self, file: &PinnedFile) -> io::Result<Option<Measured>> {
         let mut f = match File::open(self.path_of(file)) {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CacheState::Missing),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let measured = digest::measure(&mut f)?;
-        Ok(
-            if measured.sha256 == file.sha256 && measured.size == file.size {
-                CacheState::Valid
-            } else {
-                CacheState::Altered(measured)
-            },
-        )
+        digest::measure(&mut f).map(Some)
     }
 
     /// The (device, inode) of the cached copy, so hard links to one content are hashed
-    /// once per run. `None` where the platform has no inodes or the file is absent.
+    /// once per run (each name is still judged against its own pinned hash). `None` where
+    /// the platform has no inodes or the file is absent.
     pub fn file_identity(&self, file: &PinnedFile) -> Option<(u64, u64)> {
         #[cfg(unix)]
         {

@@ -24,6 +24,10 @@ pub enum FetchError {
     },
     /// The cache directory could not be created or written.
     Cache { dir: PathBuf, error: std::io::Error },
+    /// After every store, these cached names still do not hold their pinned bytes: a link
+    /// made by hand (e.g. a linked directory) makes them one file with names that need
+    /// different bytes.
+    LinkedInCache { dir: PathBuf, files: Vec<String> },
 }
 
 impl std::fmt::Display for FetchError {
@@ -64,6 +68,15 @@ impl std::fmt::Display for FetchError {
                     tried.join("; ")
                 )
             }
+            FetchError::LinkedInCache { dir, files } => write!(
+                f,
+                "{} in the firmware cache {} still do not hold their pinned bytes after fetching: \
+                 a link made by hand (a linked directory, a symbolic link) makes them one file \
+                 with names that need other bytes; remove those links (the cache itself only \
+                 hard-links identical files) and run again",
+                files.join(", "),
+                dir.display()
+            ),
             FetchError::Cache { dir, error } => write!(
                 f,
                 "cannot write the firmware cache {}: {error}; choose a writable one with --cache DIR",

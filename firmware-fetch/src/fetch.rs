@@ -92,6 +92,53 @@ pub fn wanted_files(chips: &[FirmwareChip]) -> Vec<&'static PinnedFile> {
 
 /// Makes sure every pinned file of `chips` is verified in the cache.
 pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchReport, FetchError> {
+    let mut report = fetch_files(&wanted_files(chips), options)?;
+    report.chips = chips.to_vec();
+    Ok(report)
+}
+
+/// The bytes found under each cached name this run, hashed once per inode: one gsp image
+/// is hard-linked under several chips. A name is always judged against its own pinned
+/// hash: two names can be one inode (a link made by hand) while their pins differ.
+#[derive(Default)]
+struct Measurements {
+    by_inode: HashMap<(u64, u64), Measured>,
+}
+
+impl Measurements {
+    fn state(&mut self, cache: &Cache, file: &PinnedFile) -> std::io::Result<CacheState> {
+        let identity = cache.file_identity(file);
+        let measured = match identity.and_then(|id| self.by_inode.get(&id)) {
+            Some(m) => Some(*m),
+            None => cache.measure(file)?,
+        };
+        if let (Some(id), Some(m)) = (identity, measured) {
+            self.by_inode.insert(id, m);
+        }
+        Ok(CacheState::judge(file, measured))
+    }
+
+    /// Records that the cache now holds `file`'s pinned bytes under its name (just stored
+    /// or linked, so verified), replacing whatever that name's inode was known to hold.
+    fn verified(&mut self, cache: &Cache, file: &PinnedFile) {
+        if let Some(id) = cache.file_identity(file) {
+            self.by_inode.insert(
+                id,
+                Measured {
+                    size: file.size,
+                    sha256: file.sha256,
+                },
+            );
+        }
+    }
+}
+
+/// Makes sure each of `wanted` is verified in the cache (the work of [`fetch`], for any set
+/// of pinned files; the report's `chips` is empty).
+pub fn fetch_files(
+    wanted: &[&'static PinnedFile],
+    options: &FetchOptions,
+) -> Result<FetchReport, FetchError> {
     let start = Instant::now();
     let cache = &options.cache;
     let progress = &options.progress;
@@ -102,34 +149,26 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
     std::fs::create_dir_all(cache.root()).map_err(cache_error)?;
     cache.remove_leftovers();
 
-    let wanted = wanted_files(chips);
     let mut origin: HashMap<&'static str, Origin> = HashMap::new();
     let mut replaced = Vec::new();
     let mut valid_by_hash: HashMap<[u8; 32], &'static PinnedFile> = HashMap::new();
     let mut missing: Vec<&'static PinnedFile> = Vec::new();
-    // Hard links (one gsp image under five chips) are hashed once.
-    let mut verified_inodes: HashMap<(u64, u64), CacheState> = HashMap::new();
-    for &file in &wanted {
-        let identity = cache.file_identity(file);
-        let state = match identity.and_then(|id| verified_inodes.get(&id)) {
-            Some(state) => state.clone(),
-            None => cache.check(file).map_err(cache_error)?,
-        };
-        if let Some(id) = identity {
-            verified_inodes.insert(id, state.clone());
-        }
-        match state {
+    let mut measurements = Measurements::default();
+    for &file in wanted {
+        match measurements.state(cache, file).map_err(cache_error)? {
             CacheState::Valid => {
                 origin.insert(file.path, Origin::Cache);
                 valid_by_hash.insert(file.sha256, file);
             }
             CacheState::Altered(m) => {
                 progress.note(&format!(
-                    "cached {} was altered (sha256 {}, {} bytes; expected {}): removing it and fetching it again",
+                    "cached {} was altered (sha256 {}, {} bytes; expected sha256 {}, {} bytes): \
+                     removing it and fetching it again",
                     file.path,
                     to_hex(&m.sha256),
                     m.size,
-                    file.sha256_hex()
+                    file.sha256_hex(),
+                    file.size
                 ));
                 cache.remove(file).map_err(cache_error)?;
                 replaced.push((file, m));
@@ -141,6 +180,7 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
     // Same bytes under another chip's name (ad102's gsp is ga102's): link, do not fetch.
     missing.retain(|&file| match valid_by_hash.get(&file.sha256) {
         Some(have) if cache.install_verified(file, &cache.path_of(have)).is_ok() => {
+            measurements.verified(cache, file);
             origin.insert(file.path, Origin::Cache);
             false
         }
@@ -175,10 +215,12 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
                 }
                 let mut stored: Vec<&'static PinnedFile> = Vec::new();
                 for &have in &supplied.stored {
+                    measurements.verified(cache, have);
                     for &file in missing.iter().filter(|f| f.sha256 == have.sha256) {
                         cache
                             .install_verified(file, &cache.path_of(have))
                             .map_err(cache_error)?;
+                        measurements.verified(cache, file);
                         origin.insert(file.path, Origin::Source(name.clone()));
                         stored.push(file);
                     }
@@ -223,12 +265,27 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
         });
     }
 
+    // Each name once more against its own pin, from what this run measured and stored
+    // (no file is hashed again): storing one name of a hand-made symbolic link changes
+    // what the other name reads, and then no order of stores can satisfy both.
+    let linked: Vec<String> = wanted
+        .iter()
+        .filter(|f| !matches!(measurements.state(cache, f), Ok(CacheState::Valid)))
+        .map(|f| f.path.to_owned())
+        .collect();
+    if !linked.is_empty() {
+        return Err(FetchError::LinkedInCache {
+            dir: cache.root().to_owned(),
+            files: linked,
+        });
+    }
+
     let files = wanted
         .iter()
         .map(|f| (*f, origin.get(f.path).cloned().unwrap_or(Origin::Cache)))
         .collect();
     Ok(FetchReport {
-        chips: chips.to_vec(),
+        chips: Vec::new(),
         files,
         replaced,
         cache_root: cache.root().to_owned(),

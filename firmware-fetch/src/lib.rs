@@ -32,7 +32,7 @@ pub use cache::{Cache, CacheState, StoreOutcome};
 pub use chip::{FirmwareChip, known_chip_names, parse_chip_selection};
 pub use cli::{FetchArgs, FirmwareCommand, run};
 pub use error::FetchError;
-pub use fetch::{FetchOptions, FetchReport, Origin, fetch, wanted_files};
+pub use fetch::{FetchOptions, FetchReport, Origin, fetch, fetch_files, wanted_files};
 pub use pinned::{FIRMWARE_VERSION, PINNED_FILES, PinnedFile, files_in_dir};
 pub use progress::Progress;
 pub use source::Source;

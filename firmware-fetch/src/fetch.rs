@@ -3,9 +3,10 @@
 
 use crate::cache::{Cache, CacheState};
 use crate::chip::FirmwareChip;
-use crate::digest::{Measured, to_hex};
+use crate::digest::{Measured, Offered, to_hex};
+use crate::error::WrongFile;
 use crate::progress::Progress;
-use crate::source::Source;
+use crate::source::{Source, SourceError, Unreadable};
 use crate::{FetchError, PinnedFile};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -143,7 +144,7 @@ pub fn fetch_files(
     let cache = &options.cache;
     let progress = &options.progress;
     let cache_error = |error: std::io::Error| FetchError::Cache {
-        dir: cache.root().to_owned(),
+        path: cache.root().to_owned(),
         error,
     };
     std::fs::create_dir_all(cache.root()).map_err(cache_error)?;
@@ -188,7 +189,11 @@ pub fn fetch_files(
     });
 
     let mut tried: Vec<(String, String)> = Vec::new();
-    let mut mismatches: Vec<(&'static PinnedFile, String, Measured)> = Vec::new();
+    // What the sources said about files they could not give, to report the one that stays
+    // missing precisely.
+    let mut mismatches: Vec<(&'static PinnedFile, String, Offered)> = Vec::new();
+    let mut unreadable: Vec<Unreadable> = Vec::new();
+    let mut kept_from_source = 0;
     for source in &options.sources {
         if missing.is_empty() {
             break;
@@ -201,63 +206,107 @@ pub fn fetch_files(
                 distinct.push(f);
             }
         }
-        match source.supply(&distinct, cache, progress) {
-            Err(reason) => tried.push((name, reason)),
-            Ok(supplied) => {
-                for (file, m) in &supplied.mismatched {
-                    progress.note(&format!(
-                        "{} from {name} does not match the pinned hash (sha256 {}, expected {}): not kept",
-                        file.path,
-                        to_hex(&m.sha256),
-                        file.sha256_hex()
-                    ));
-                    mismatches.push((file, name.clone(), *m));
-                }
-                let mut stored: Vec<&'static PinnedFile> = Vec::new();
-                for &have in &supplied.stored {
-                    measurements.verified(cache, have);
-                    for &file in missing.iter().filter(|f| f.sha256 == have.sha256) {
-                        cache
-                            .install_verified(file, &cache.path_of(have))
-                            .map_err(cache_error)?;
-                        measurements.verified(cache, file);
-                        origin.insert(file.path, Origin::Source(name.clone()));
-                        stored.push(file);
-                    }
-                }
-                missing.retain(|f| !stored.iter().any(|s| s.path == f.path));
-                let reason = if stored.is_empty() {
-                    "has none of the missing files".to_owned()
-                } else if missing.is_empty() {
-                    "ok".to_owned()
-                } else {
-                    format!("has {} of them", stored.len())
-                };
-                if !supplied.mismatched.is_empty() {
-                    tried.push((
-                        name,
-                        format!("{reason}; {} with wrong bytes", supplied.mismatched.len()),
-                    ));
-                } else {
-                    tried.push((name, reason));
-                }
+        let supplied = match source.supply(&distinct, cache, progress) {
+            Ok(supplied) => supplied,
+            // The one source (`--from`) unusable: that is the error, not "could not get".
+            Err(SourceError::Unusable(reason)) if options.sources.len() == 1 => {
+                return Err(FetchError::UnusableSource {
+                    source: name,
+                    reason,
+                });
+            }
+            Err(SourceError::Unusable(reason)) => {
+                tried.push((name, reason));
+                continue;
+            }
+            // No other source can fix a cache that cannot be written.
+            Err(SourceError::CacheWrite { path, error }) => {
+                return Err(FetchError::Cache { path, error });
+            }
+        };
+        for (file, offered) in &supplied.mismatched {
+            progress.note(&format!(
+                "{} from {name} does not match the pinned hash (it has {offered}, expected sha256 {}, \
+                 {} bytes): not kept",
+                file.path,
+                file.sha256_hex(),
+                file.size
+            ));
+            mismatches.push((file, name.clone(), *offered));
+        }
+        for u in &supplied.unreadable {
+            progress.note(&format!(
+                "cannot read {} (for {}): {}: skipped",
+                u.path.display(),
+                u.file.path,
+                u.error
+            ));
+        }
+        let mut stored: Vec<&'static PinnedFile> = Vec::new();
+        for &have in &supplied.stored {
+            measurements.verified(cache, have);
+            for &file in missing.iter().filter(|f| f.sha256 == have.sha256) {
+                cache
+                    .install_verified(file, &cache.path_of(have))
+                    .map_err(|error| FetchError::Cache {
+                        path: cache.path_of(file),
+                        error,
+                    })?;
+                measurements.verified(cache, file);
+                origin.insert(file.path, Origin::Source(name.clone()));
+                stored.push(file);
             }
         }
+        kept_from_source += stored.len();
+        missing.retain(|f| !stored.iter().any(|s| s.path == f.path));
+        let mut reason = if stored.is_empty() {
+            "has none of the missing files".to_owned()
+        } else if missing.is_empty() {
+            "ok".to_owned()
+        } else {
+            format!("has {} of them", stored.len())
+        };
+        if !supplied.mismatched.is_empty() {
+            reason += &format!("; {} with wrong bytes", supplied.mismatched.len());
+        }
+        for u in &supplied.unreadable {
+            reason += &format!("; cannot read {}: {}", u.path.display(), u.error);
+        }
+        tried.push((name, reason));
+        unreadable.extend(supplied.unreadable);
     }
 
     if !missing.is_empty() {
-        // With a single source the mismatch is the whole story: report it precisely.
-        if options.sources.len() == 1
-            && let Some((file, source, m)) =
+        // With a single source its own word on the file is the whole story: report it
+        // precisely, with what was kept.
+        if options.sources.len() == 1 {
+            let wrong = mismatches
+                .iter()
+                .filter(|(f, _, _)| missing.contains(f))
+                .count();
+            if let Some((file, source, offered)) =
                 mismatches.into_iter().find(|(f, _, _)| missing.contains(f))
-        {
-            return Err(FetchError::HashMismatch {
-                file: file.path.to_owned(),
-                source,
-                expected: file.sha256_hex(),
-                actual: to_hex(&m.sha256),
-                actual_size: m.size,
-            });
+            {
+                return Err(FetchError::HashMismatch(Box::new(WrongFile {
+                    file: file.path.to_owned(),
+                    source,
+                    expected: Measured {
+                        size: file.size,
+                        sha256: file.sha256,
+                    },
+                    offered,
+                    kept: kept_from_source,
+                    also_wrong: wrong - 1,
+                })));
+            }
+            if let Some(u) = unreadable.into_iter().find(|u| missing.contains(&u.file)) {
+                return Err(FetchError::Unreadable {
+                    file: u.file.path.to_owned(),
+                    path: u.path,
+                    error: u.error,
+                    kept: kept_from_source,
+                });
+            }
         }
         return Err(FetchError::NotFound {
             missing: missing.iter().map(|f| f.path.to_owned()).collect(),

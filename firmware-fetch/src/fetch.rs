@@ -317,11 +317,12 @@ pub fn fetch_files(
     // Each name once more against its own pin, from what this run measured and stored
     // (no file is hashed again): storing one name of a hand-made symbolic link changes
     // what the other name reads, and then no order of stores can satisfy both.
-    let linked: Vec<String> = wanted
-        .iter()
-        .filter(|f| !matches!(measurements.state(cache, f), Ok(CacheState::Valid)))
-        .map(|f| f.path.to_owned())
-        .collect();
+    let mut linked: Vec<String> = Vec::new();
+    for &file in wanted {
+        if measurements.state(cache, file).map_err(cache_error)? != CacheState::Valid {
+            linked.push(file.path.to_owned());
+        }
+    }
     if !linked.is_empty() {
         return Err(FetchError::LinkedInCache {
             dir: cache.root().to_owned(),

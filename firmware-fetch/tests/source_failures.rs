@@ -156,6 +156,7 @@ fn unreadable_and_corrupt_files_in_a_directory_are_named_with_the_reason() {
     let msg = err.to_string();
     assert!(matches!(err, FetchError::Unreadable { .. }), "{msg}");
     assert!(msg.contains("truncated-570.144.bin.xz"), "{msg}");
+    assert!(msg.contains("ends early, truncated"), "{msg}");
     assert!(msg.contains("the 1 other file was verified"), "{msg}");
 }
 

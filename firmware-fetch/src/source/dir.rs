@@ -89,6 +89,12 @@ pub(super) fn supply_from_dir(
             Ok(StoreOutcome::Mismatch(m)) => supplied.mismatched.push((file, m)),
             // This copy is unusable (a truncated .xz, an I/O error); the others are still taken.
             Err(StoreError::Read(error)) => {
+                // Decompressors say "failed to fill whole buffer" for a cut-off stream.
+                let error = if error.kind() == io::ErrorKind::UnexpectedEof {
+                    io::Error::new(error.kind(), format!("it ends early, truncated ({error})"))
+                } else {
+                    error
+                };
                 supplied.unreadable.push(Unreadable { file, path, error })
             }
             Err(StoreError::Write { path, error }) => {

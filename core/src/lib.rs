@@ -11,6 +11,7 @@ pub mod chip;
 pub mod compute;
 pub mod copy;
 pub mod cubin;
+pub mod fault_names;
 pub mod gpfifo;
 pub mod hal;
 pub mod launch;

@@ -4,7 +4,7 @@
 //! crash or a bad source never leaves a half-written or unverified file under the real name.
 
 use crate::PinnedFile;
-use crate::digest::{self, Measured};
+use crate::digest::{self, CopyError, Measured, Offered};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -27,13 +27,48 @@ pub enum CacheState {
     Altered(Measured),
 }
 
+impl CacheState {
+    /// What `measured` (the bytes found under `file`'s name, if any) means for `file`.
+    pub fn judge(file: &PinnedFile, measured: Option<Measured>) -> CacheState {
+        match measured {
+            None => CacheState::Missing,
+            Some(m) if m.sha256 == file.sha256 && m.size == file.size => CacheState::Valid,
+            Some(m) => CacheState::Altered(m),
+        }
+    }
+}
+
 /// The result of offering bytes for a pinned file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreOutcome {
     /// Verified and renamed into place.
     Stored,
-    /// Not the pinned bytes; the temporary copy was deleted.
-    Mismatch(Measured),
+    /// Not the pinned bytes (measured whole, up to [`MEASURE_LIMIT`]); the temporary copy
+    /// was deleted.
+    Mismatch(Offered),
+}
+
+/// How much of a wrong source [`Cache::store`] reads to report its real size and hash (the
+/// largest pinned file is 75 MB); a source longer than this is reported as "more than".
+pub const MEASURE_LIMIT: u64 = 1 << 30;
+
+/// Why [`Cache::store`] failed.
+#[derive(Debug)]
+pub enum StoreError {
+    /// Reading (or decompressing) the source failed: this copy is unusable, the cache is fine.
+    Read(io::Error),
+    /// Writing `path` in the cache failed (disk full, read-only, permissions): no other
+    /// source can do better.
+    Write { path: PathBuf, error: io::Error },
+}
+
+impl StoreError {
+    fn write(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+        move |error| StoreError::Write {
+            path: path.to_owned(),
+            error,
+        }
+    }
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -76,14 +111,11 @@ impl Cache {
         Cache { root: root.into() }
     }
 
-    /// `$XDG_CACHE_HOME/nvbare/firmware`, else `$HOME/.cache/nvbare/firmware`.
-    pub fn default_root() -> PathBuf {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .unwrap_or_else(|| PathBuf::from(".cache"));
-        base.join("nvbare").join("firmware")
+    /// `$XDG_CACHE_HOME/nvbare/firmware`, else `$HOME/.cache/nvbare/firmware`; an error when
+    /// neither is set to an absolute path (never a directory relative to wherever the
+    /// command happens to run).
+    pub fn default_root() -> Result<PathBuf, crate::FetchError> {
+        default_root_from(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
     }
 
     /// The cache's root directory.
@@ -96,25 +128,24 @@ impl Cache {
         self.root.join(file.path)
     }
 
-    /// Hashes the cached copy of `file`, if any.
+    /// Hashes the cached copy of `file` and compares it with `file`'s pinned hash.
     pub fn check(&self, file: &PinnedFile) -> io::Result<CacheState> {
+        Ok(CacheState::judge(file, self.measure(file)?))
+    }
+
+    /// Hashes the cached copy of `file`; `None` when there is none.
+    pub fn measure(&self, file: &PinnedFile) -> io::Result<Option<Measured>> {
         let mut f = match File::open(self.path_of(file)) {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(CacheState::Missing),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let measured = digest::measure(&mut f)?;
-        Ok(
-            if measured.sha256 == file.sha256 && measured.size == file.size {
-                CacheState::Valid
-            } else {
-                CacheState::Altered(measured)
-            },
-        )
+        digest::measure(&mut f).map(Some)
     }
 
     /// The (device, inode) of the cached copy, so hard links to one content are hashed
-    /// once per run. `None` where the platform has no inodes or the file is absent.
+    /// once per run (each name is still judged against its own pinned hash). `None` where
+    /// the platform has no inodes or the file is absent.
     pub fn file_identity(&self, file: &PinnedFile) -> Option<(u64, u64)> {
         #[cfg(unix)]
         {
@@ -145,20 +176,34 @@ impl Cache {
     }
 
     /// Streams `reader` into a temporary file, and renames it to `file`'s place only when
-    /// its size and SHA-256 equal the pinned ones. Reads at most one byte more than the
-    /// pinned size.
-    pub fn store(&self, file: &PinnedFile, reader: &mut dyn Read) -> io::Result<StoreOutcome> {
+    /// its size and SHA-256 equal the pinned ones. Writes at most one byte more than the
+    /// pinned size; a longer source is read on (up to [`MEASURE_LIMIT`]) only to be measured.
+    pub fn store(
+        &self,
+        file: &PinnedFile,
+        reader: &mut dyn Read,
+    ) -> Result<StoreOutcome, StoreError> {
         let dest = self.path_of(file);
-        self.prepare_dir(&dest)?;
+        self.prepare_dir(&dest)
+            .map_err(StoreError::write(dest.parent().unwrap_or(&self.root)))?;
         let temp = TempFile::beside(&dest);
-        let mut out = File::create(&temp.path)?;
-        let measured = digest::copy_hashing(reader, &mut out, file.size + 1)?;
-        if measured.size != file.size || measured.sha256 != file.sha256 {
-            return Ok(StoreOutcome::Mismatch(measured));
+        let mut out = File::create(&temp.path).map_err(StoreError::write(&temp.path))?;
+        let offered =
+            digest::copy_prefix_measuring_all(reader, &mut out, file.size + 1, MEASURE_LIMIT)
+                .map_err(|e| match e {
+                    CopyError::Read(e) => StoreError::Read(e),
+                    CopyError::Write(error) => StoreError::Write {
+                        path: temp.path.clone(),
+                        error,
+                    },
+                })?;
+        match offered {
+            Offered::Bytes(m) if m.size == file.size && m.sha256 == file.sha256 => {}
+            _ => return Ok(StoreOutcome::Mismatch(offered)),
         }
-        out.sync_all()?;
+        out.sync_all().map_err(StoreError::write(&temp.path))?;
         drop(out);
-        temp.rename_to(&dest)?;
+        temp.rename_to(&dest).map_err(StoreError::write(&dest))?;
         Ok(StoreOutcome::Stored)
     }
 
@@ -226,6 +271,19 @@ impl Cache {
     }
 }
 
+/// [`Cache::default_root`] from the two variables' values. A relative `XDG_CACHE_HOME` is
+/// ignored, as the XDG base directory specification says.
+fn default_root_from(
+    xdg_cache_home: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Result<PathBuf, crate::FetchError> {
+    let absolute = |v: Option<std::ffi::OsString>| v.map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = absolute(xdg_cache_home)
+        .or_else(|| absolute(home).map(|h| h.join(".cache")))
+        .ok_or(crate::FetchError::NoCacheDir)?;
+    Ok(base.join("nvbare").join("firmware"))
+}
+
 /// A directory removed with everything in it when dropped.
 #[derive(Debug)]
 pub struct StagingDir {
@@ -274,14 +332,15 @@ mod tests {
         assert_eq!(cache.check(&file).unwrap(), CacheState::Missing);
 
         let out = cache.store(&file, &mut &b"firmware bytez"[..]).unwrap();
-        assert!(matches!(out, StoreOutcome::Mismatch(m) if m.size == 14));
+        assert!(matches!(out, StoreOutcome::Mismatch(Offered::Bytes(m)) if m.size == 14));
         let dir = cache.path_of(&file).parent().unwrap().to_owned();
         assert!(entries(&dir).is_empty(), "no temp file may remain");
 
         let out = cache
             .store(&file, &mut &b"firmware bytes and more"[..])
             .unwrap();
-        assert!(matches!(out, StoreOutcome::Mismatch(m) if m.size == 15));
+        // Measured whole, not as the 15-byte prefix that was written.
+        assert!(matches!(out, StoreOutcome::Mismatch(Offered::Bytes(m)) if m.size == 23));
         assert!(entries(&dir).is_empty());
 
         assert_eq!(
@@ -320,6 +379,34 @@ mod tests {
         cache.remove_leftovers();
         assert_eq!(entries(tmp.path()), ["nvidia"]);
         assert_eq!(entries(&gsp_dir), [live.as_str(), "fmc-570.144.bin"]);
+    }
+
+    #[test]
+    fn the_default_cache_is_never_relative_to_the_current_directory() {
+        let root = |xdg: Option<&str>, home: Option<&str>| {
+            default_root_from(xdg.map(Into::into), home.map(Into::into))
+        };
+        assert_eq!(
+            root(Some("/x/cache"), Some("/home/u")).unwrap(),
+            Path::new("/x/cache/nvbare/firmware")
+        );
+        assert_eq!(
+            root(None, Some("/home/u")).unwrap(),
+            Path::new("/home/u/.cache/nvbare/firmware")
+        );
+        // Empty or relative XDG_CACHE_HOME is ignored.
+        for xdg in ["", "rel/cache"] {
+            assert_eq!(
+                root(Some(xdg), Some("/home/u")).unwrap(),
+                Path::new("/home/u/.cache/nvbare/firmware")
+            );
+        }
+        // Issue 14: with HOME unset the cache landed in ./.cache; now it is an error.
+        for home in [None, Some(""), Some("relative")] {
+            let err = root(None, home).unwrap_err();
+            assert!(matches!(err, crate::FetchError::NoCacheDir), "{home:?}");
+            assert!(err.to_string().contains("--cache DIR"), "{err}");
+        }
     }
 
     #[test]

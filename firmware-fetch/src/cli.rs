@@ -25,7 +25,8 @@ pub struct FetchArgs {
     /// Debian's package via apt-get download, upstream linux-firmware.
     #[arg(long, value_name = "DIR|FILE.deb|URL")]
     pub from: Option<String>,
-    /// Cache directory [default: $XDG_CACHE_HOME/nvbare/firmware].
+    /// Cache directory [default: $XDG_CACHE_HOME/nvbare/firmware, else
+    /// $HOME/.cache/nvbare/firmware].
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
     /// No progress bars and no summary line; errors are still printed.
@@ -42,7 +43,10 @@ pub fn run(command: FirmwareCommand) -> Result<(), FetchError> {
 
 fn run_fetch(args: FetchArgs) -> Result<(), FetchError> {
     let chips = parse_chip_selection(&args.chip)?;
-    let cache = Cache::new(args.cache.unwrap_or_else(Cache::default_root));
+    let cache = Cache::new(match args.cache {
+        Some(dir) => dir,
+        None => Cache::default_root()?,
+    });
     let sources = match &args.from {
         Some(from) => vec![Source::from_argument(from)?],
         None => Source::defaults(&cache),

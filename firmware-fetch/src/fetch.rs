@@ -3,9 +3,10 @@
 
 use crate::cache::{Cache, CacheState};
 use crate::chip::FirmwareChip;
-use crate::digest::{Measured, to_hex};
+use crate::digest::{Measured, Offered, to_hex};
+use crate::error::WrongFile;
 use crate::progress::Progress;
-use crate::source::Source;
+use crate::source::{Source, SourceError, Unreadable};
 use crate::{FetchError, PinnedFile};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -92,44 +93,83 @@ pub fn wanted_files(chips: &[FirmwareChip]) -> Vec<&'static PinnedFile> {
 
 /// Makes sure every pinned file of `chips` is verified in the cache.
 pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchReport, FetchError> {
+    let mut report = fetch_files(&wanted_files(chips), options)?;
+    report.chips = chips.to_vec();
+    Ok(report)
+}
+
+/// The bytes found under each cached name this run, hashed once per inode: one gsp image
+/// is hard-linked under several chips. A name is always judged against its own pinned
+/// hash: two names can be one inode (a link made by hand) while their pins differ.
+#[derive(Default)]
+struct Measurements {
+    by_inode: HashMap<(u64, u64), Measured>,
+}
+
+impl Measurements {
+    fn state(&mut self, cache: &Cache, file: &PinnedFile) -> std::io::Result<CacheState> {
+        let identity = cache.file_identity(file);
+        let measured = match identity.and_then(|id| self.by_inode.get(&id)) {
+            Some(m) => Some(*m),
+            None => cache.measure(file)?,
+        };
+        if let (Some(id), Some(m)) = (identity, measured) {
+            self.by_inode.insert(id, m);
+        }
+        Ok(CacheState::judge(file, measured))
+    }
+
+    /// Records that the cache now holds `file`'s pinned bytes under its name (just stored
+    /// or linked, so verified), replacing whatever that name's inode was known to hold.
+    fn verified(&mut self, cache: &Cache, file: &PinnedFile) {
+        if let Some(id) = cache.file_identity(file) {
+            self.by_inode.insert(
+                id,
+                Measured {
+                    size: file.size,
+                    sha256: file.sha256,
+                },
+            );
+        }
+    }
+}
+
+/// Makes sure each of `wanted` is verified in the cache (the work of [`fetch`], for any set
+/// of pinned files; the report's `chips` is empty).
+pub fn fetch_files(
+    wanted: &[&'static PinnedFile],
+    options: &FetchOptions,
+) -> Result<FetchReport, FetchError> {
     let start = Instant::now();
     let cache = &options.cache;
     let progress = &options.progress;
     let cache_error = |error: std::io::Error| FetchError::Cache {
-        dir: cache.root().to_owned(),
+        path: cache.root().to_owned(),
         error,
     };
     std::fs::create_dir_all(cache.root()).map_err(cache_error)?;
     cache.remove_leftovers();
 
-    let wanted = wanted_files(chips);
     let mut origin: HashMap<&'static str, Origin> = HashMap::new();
     let mut replaced = Vec::new();
     let mut valid_by_hash: HashMap<[u8; 32], &'static PinnedFile> = HashMap::new();
     let mut missing: Vec<&'static PinnedFile> = Vec::new();
-    // Hard links (one gsp image under five chips) are hashed once.
-    let mut verified_inodes: HashMap<(u64, u64), CacheState> = HashMap::new();
-    for &file in &wanted {
-        let identity = cache.file_identity(file);
-        let state = match identity.and_then(|id| verified_inodes.get(&id)) {
-            Some(state) => state.clone(),
-            None => cache.check(file).map_err(cache_error)?,
-        };
-        if let Some(id) = identity {
-            verified_inodes.insert(id, state.clone());
-        }
-        match state {
+    let mut measurements = Measurements::default();
+    for &file in wanted {
+        match measurements.state(cache, file).map_err(cache_error)? {
             CacheState::Valid => {
                 origin.insert(file.path, Origin::Cache);
                 valid_by_hash.insert(file.sha256, file);
             }
             CacheState::Altered(m) => {
                 progress.note(&format!(
-                    "cached {} was altered (sha256 {}, {} bytes; expected {}): removing it and fetching it again",
+                    "cached {} was altered (sha256 {}, {} bytes; expected sha256 {}, {} bytes): \
+                     removing it and fetching it again",
                     file.path,
                     to_hex(&m.sha256),
                     m.size,
-                    file.sha256_hex()
+                    file.sha256_hex(),
+                    file.size
                 ));
                 cache.remove(file).map_err(cache_error)?;
                 replaced.push((file, m));
@@ -141,6 +181,7 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
     // Same bytes under another chip's name (ad102's gsp is ga102's): link, do not fetch.
     missing.retain(|&file| match valid_by_hash.get(&file.sha256) {
         Some(have) if cache.install_verified(file, &cache.path_of(have)).is_ok() => {
+            measurements.verified(cache, file);
             origin.insert(file.path, Origin::Cache);
             false
         }
@@ -148,7 +189,11 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
     });
 
     let mut tried: Vec<(String, String)> = Vec::new();
-    let mut mismatches: Vec<(&'static PinnedFile, String, Measured)> = Vec::new();
+    // What the sources said about files they could not give, to report the one that stays
+    // missing precisely.
+    let mut mismatches: Vec<(&'static PinnedFile, String, Offered)> = Vec::new();
+    let mut unreadable: Vec<Unreadable> = Vec::new();
+    let mut kept_from_source = 0;
     for source in &options.sources {
         if missing.is_empty() {
             break;
@@ -161,65 +206,127 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
                 distinct.push(f);
             }
         }
-        match source.supply(&distinct, cache, progress) {
-            Err(reason) => tried.push((name, reason)),
-            Ok(supplied) => {
-                for (file, m) in &supplied.mismatched {
-                    progress.note(&format!(
-                        "{} from {name} does not match the pinned hash (sha256 {}, expected {}): not kept",
-                        file.path,
-                        to_hex(&m.sha256),
-                        file.sha256_hex()
-                    ));
-                    mismatches.push((file, name.clone(), *m));
-                }
-                let mut stored: Vec<&'static PinnedFile> = Vec::new();
-                for &have in &supplied.stored {
-                    for &file in missing.iter().filter(|f| f.sha256 == have.sha256) {
-                        cache
-                            .install_verified(file, &cache.path_of(have))
-                            .map_err(cache_error)?;
-                        origin.insert(file.path, Origin::Source(name.clone()));
-                        stored.push(file);
-                    }
-                }
-                missing.retain(|f| !stored.iter().any(|s| s.path == f.path));
-                let reason = if stored.is_empty() {
-                    "has none of the missing files".to_owned()
-                } else if missing.is_empty() {
-                    "ok".to_owned()
-                } else {
-                    format!("has {} of them", stored.len())
-                };
-                if !supplied.mismatched.is_empty() {
-                    tried.push((
-                        name,
-                        format!("{reason}; {} with wrong bytes", supplied.mismatched.len()),
-                    ));
-                } else {
-                    tried.push((name, reason));
-                }
+        let supplied = match source.supply(&distinct, cache, progress) {
+            Ok(supplied) => supplied,
+            // The one source (`--from`) unusable: that is the error, not "could not get".
+            Err(SourceError::Unusable(reason)) if options.sources.len() == 1 => {
+                return Err(FetchError::UnusableSource {
+                    source: name,
+                    reason,
+                });
+            }
+            Err(SourceError::Unusable(reason)) => {
+                tried.push((name, reason));
+                continue;
+            }
+            // No other source can fix a cache that cannot be written.
+            Err(SourceError::CacheWrite { path, error }) => {
+                return Err(FetchError::Cache { path, error });
+            }
+        };
+        for (file, offered) in &supplied.mismatched {
+            progress.note(&format!(
+                "{} from {name} does not match the pinned hash (it has {offered}, expected sha256 {}, \
+                 {} bytes): not kept",
+                file.path,
+                file.sha256_hex(),
+                file.size
+            ));
+            mismatches.push((file, name.clone(), *offered));
+        }
+        for u in &supplied.unreadable {
+            progress.note(&format!(
+                "cannot read {} (for {}): {}: skipped",
+                u.path.display(),
+                u.file.path,
+                u.error
+            ));
+        }
+        let mut stored: Vec<&'static PinnedFile> = Vec::new();
+        for &have in &supplied.stored {
+            measurements.verified(cache, have);
+            for &file in missing.iter().filter(|f| f.sha256 == have.sha256) {
+                cache
+                    .install_verified(file, &cache.path_of(have))
+                    .map_err(|error| FetchError::Cache {
+                        path: cache.path_of(file),
+                        error,
+                    })?;
+                measurements.verified(cache, file);
+                origin.insert(file.path, Origin::Source(name.clone()));
+                stored.push(file);
             }
         }
+        kept_from_source += stored.len();
+        missing.retain(|f| !stored.iter().any(|s| s.path == f.path));
+        let mut reason = if stored.is_empty() {
+            "has none of the missing files".to_owned()
+        } else if missing.is_empty() {
+            "ok".to_owned()
+        } else {
+            format!("has {} of them", stored.len())
+        };
+        if !supplied.mismatched.is_empty() {
+            reason += &format!("; {} with wrong bytes", supplied.mismatched.len());
+        }
+        for u in &supplied.unreadable {
+            reason += &format!("; cannot read {}: {}", u.path.display(), u.error);
+        }
+        tried.push((name, reason));
+        unreadable.extend(supplied.unreadable);
     }
 
     if !missing.is_empty() {
-        // With a single source the mismatch is the whole story: report it precisely.
-        if options.sources.len() == 1
-            && let Some((file, source, m)) =
+        // With a single source its own word on the file is the whole story: report it
+        // precisely, with what was kept.
+        if options.sources.len() == 1 {
+            let wrong = mismatches
+                .iter()
+                .filter(|(f, _, _)| missing.contains(f))
+                .count();
+            if let Some((file, source, offered)) =
                 mismatches.into_iter().find(|(f, _, _)| missing.contains(f))
-        {
-            return Err(FetchError::HashMismatch {
-                file: file.path.to_owned(),
-                source,
-                expected: file.sha256_hex(),
-                actual: to_hex(&m.sha256),
-                actual_size: m.size,
-            });
+            {
+                return Err(FetchError::HashMismatch(Box::new(WrongFile {
+                    file: file.path.to_owned(),
+                    source,
+                    expected: Measured {
+                        size: file.size,
+                        sha256: file.sha256,
+                    },
+                    offered,
+                    kept: kept_from_source,
+                    also_wrong: wrong - 1,
+                })));
+            }
+            if let Some(u) = unreadable.into_iter().find(|u| missing.contains(&u.file)) {
+                return Err(FetchError::Unreadable {
+                    file: u.file.path.to_owned(),
+                    path: u.path,
+                    error: u.error,
+                    kept: kept_from_source,
+                });
+            }
         }
         return Err(FetchError::NotFound {
             missing: missing.iter().map(|f| f.path.to_owned()).collect(),
             tried,
+        });
+    }
+
+    // Each name once more against its own pin, from what this run measured and stored
+    // (no file is hashed again): storing one name of a hand-made symbolic link changes
+    // what the other name reads, and then no order of stores can satisfy both.
+    let mut linked: Vec<String> = Vec::new();
+    for &file in wanted {
+        if measurements.state(cache, file).map_err(cache_error)? != CacheState::Valid {
+            linked.push(file.path.to_owned());
+        }
+    }
+    if !linked.is_empty() {
+        return Err(FetchError::LinkedInCache {
+            dir: cache.root().to_owned(),
+            files: linked,
         });
     }
 
@@ -228,7 +335,7 @@ pub fn fetch(chips: &[FirmwareChip], options: &FetchOptions) -> Result<FetchRepo
         .map(|f| (*f, origin.get(f.path).cloned().unwrap_or(Origin::Cache)))
         .collect();
     Ok(FetchReport {
-        chips: chips.to_vec(),
+        chips: Vec::new(),
         files,
         replaced,
         cache_root: cache.root().to_owned(),

@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! use nvbare_firmware_fetch::{fetch, Cache, FetchOptions, FirmwareChip, Progress, Source};
-//! let cache = Cache::new(Cache::default_root());
+//! let cache = Cache::new(Cache::default_root()?);
 //! let options = FetchOptions { sources: Source::defaults(&cache), cache, progress: Progress::new(true) };
 //! let report = fetch(&[FirmwareChip::Gh100], &options)?;
 //! println!("{}", report.summary());
@@ -31,8 +31,8 @@ pub mod source;
 pub use cache::{Cache, CacheState, StoreOutcome};
 pub use chip::{FirmwareChip, known_chip_names, parse_chip_selection};
 pub use cli::{FetchArgs, FirmwareCommand, run};
-pub use error::FetchError;
-pub use fetch::{FetchOptions, FetchReport, Origin, fetch, wanted_files};
+pub use error::{FetchError, WrongFile};
+pub use fetch::{FetchOptions, FetchReport, Origin, fetch, fetch_files, wanted_files};
 pub use pinned::{FIRMWARE_VERSION, PINNED_FILES, PinnedFile, files_in_dir};
 pub use progress::Progress;
 pub use source::Source;
@@ -45,17 +45,18 @@ pub fn read_verified(cache: &Cache, file: &PinnedFile) -> Result<Vec<u8>, FetchE
         missing: vec![file.path.to_owned()],
         tried: vec![(path.display().to_string(), e.to_string())],
     })?;
-    let measured = digest::measure(&mut bytes.as_slice()).map_err(|e| FetchError::Cache {
-        dir: cache.root().to_owned(),
-        error: e,
+    let found = digest::measure(&mut bytes.as_slice()).map_err(|error| FetchError::Cache {
+        path: path.clone(),
+        error,
     })?;
-    if measured.sha256 != file.sha256 || measured.size != file.size {
-        return Err(FetchError::HashMismatch {
-            file: file.path.to_owned(),
-            source: path.display().to_string(),
-            expected: file.sha256_hex(),
-            actual: digest::to_hex(&measured.sha256),
-            actual_size: measured.size,
+    if found.sha256 != file.sha256 || found.size != file.size {
+        return Err(FetchError::CachedFileAltered {
+            path,
+            expected: digest::Measured {
+                size: file.size,
+                sha256: file.sha256,
+            },
+            found,
         });
     }
     Ok(bytes)

@@ -24,6 +24,8 @@ impl Defines {
         let text = fs::read_to_string(path)
             .unwrap_or_else(|err| panic!("reading {}: {err}", path.display()));
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        // A define continued over lines (`\` at the end) is one line.
+        let text = text.replace("\\\r\n", " ").replace("\\\n", " ");
         for line in strip_comments(&text).lines() {
             let Some(rest) = line.trim_start().strip_prefix("#define") else {
                 continue;

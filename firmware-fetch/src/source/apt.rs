@@ -1,7 +1,7 @@
 //! Debian's package through `apt-get download`, with a private sources list, lists and
 //! cache directory, so the system's apt configuration is never touched.
 
-use super::Supplied;
+use super::{SourceError, Supplied};
 use crate::PinnedFile;
 use crate::cache::Cache;
 use crate::progress::Progress;
@@ -24,11 +24,44 @@ const DEFAULT_MIRROR: &str = "http://deb.debian.org/debian";
 pub struct AptSource {
     /// Private state: sources list, lists, archives.
     work_dir: PathBuf,
+    /// The program run as apt-get.
+    apt_get: PathBuf,
+}
+
+/// The directory a download goes to, emptied before it and removed after it whatever
+/// happened, so a download that failed half-way leaves nothing in the cache.
+struct DownloadDir(PathBuf);
+
+impl DownloadDir {
+    fn fresh(path: PathBuf) -> std::io::Result<DownloadDir> {
+        match std::fs::remove_dir_all(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        std::fs::create_dir_all(&path)?;
+        Ok(DownloadDir(path))
+    }
+}
+
+impl Drop for DownloadDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 impl AptSource {
     pub fn new(work_dir: PathBuf) -> AptSource {
-        AptSource { work_dir }
+        AptSource {
+            work_dir,
+            apt_get: PathBuf::from("apt-get"),
+        }
+    }
+
+    /// The same source running `program` instead of `apt-get` from `PATH` (a wrapper, or a
+    /// stand-in in tests).
+    pub fn with_apt_get(mut self, program: PathBuf) -> AptSource {
+        self.apt_get = program;
+        self
     }
 
     fn options(&self) -> Vec<String> {
@@ -47,12 +80,12 @@ impl AptSource {
     }
 
     fn run_apt(&self, args: &[&str], cwd: &Path) -> Result<(), String> {
-        let output = Command::new("apt-get")
+        let output = Command::new(&self.apt_get)
             .args(self.options())
             .args(args)
             .current_dir(cwd)
             .output()
-            .map_err(|e| format!("cannot run apt-get: {e}"))?;
+            .map_err(|e| format!("cannot run {}: {e}", self.apt_get.display()))?;
         if output.status.success() {
             return Ok(());
         }
@@ -71,26 +104,32 @@ impl AptSource {
         wanted: &[&'static PinnedFile],
         cache: &Cache,
         progress: &Progress,
-    ) -> Result<Supplied, String> {
+    ) -> Result<Supplied, SourceError> {
         if !Path::new(KEYRING).exists() {
-            return Err(format!("not a Debian system ({KEYRING} missing)"));
+            return Err(format!("not a Debian system ({KEYRING} missing)").into());
         }
         let mirror =
             std::env::var("NVBARE_DEBIAN_MIRROR").unwrap_or_else(|_| DEFAULT_MIRROR.into());
-        let download = self.work_dir.join("download");
+        // The work directory lives in the cache: failing to write it is a cache failure.
+        let cache_write = |path: &Path| {
+            let path = path.to_owned();
+            move |error| SourceError::CacheWrite { path, error }
+        };
         for dir in [
             self.work_dir.join("lists/partial"),
             self.work_dir.join("cache/archives/partial"),
-            download.clone(),
         ] {
-            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir).map_err(cache_write(&dir))?;
         }
+        let download_path = self.work_dir.join("download");
+        let download =
+            DownloadDir::fresh(download_path.clone()).map_err(cache_write(&download_path))?;
         let sources: String = SUITES
             .iter()
             .map(|s| format!("deb [signed-by={KEYRING}] {mirror} {s} non-free-firmware\n"))
             .collect();
-        std::fs::write(self.work_dir.join("sources.list"), sources)
-            .map_err(|e| format!("cannot write private sources list: {e}"))?;
+        let list = self.work_dir.join("sources.list");
+        std::fs::write(&list, sources).map_err(cache_write(&list))?;
 
         progress.note(&format!(
             "apt-get update (private lists in {})",
@@ -100,15 +139,14 @@ impl AptSource {
         // then fails with a less helpful "Unable to locate package".
         self.run_apt(&["update", "--error-on=any"], &self.work_dir)?;
         progress.note(&format!("apt-get download {PACKAGE}"));
-        self.run_apt(&["download", PACKAGE], &download)?;
-        let deb = std::fs::read_dir(&download)
-            .map_err(|e| e.to_string())?
+        self.run_apt(&["download", PACKAGE], &download.0)?;
+        let deb = std::fs::read_dir(&download.0)
+            .map_err(|e| format!("{}: {e}", download.0.display()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .find(|p| p.extension().is_some_and(|x| x == "deb"))
             .ok_or("apt-get download produced no .deb")?;
-        let result = super::supply_from_deb(&deb, wanted, cache, progress);
-        // The package is large and every file we need is now verified in the cache.
-        let _ = std::fs::remove_file(&deb);
-        result
+        // The package is large and every file we need is verified in the cache once this
+        // returns: `download` is removed with it either way.
+        super::supply_from_deb(&deb, wanted, cache, progress)
     }
 }

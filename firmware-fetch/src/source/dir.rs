@@ -2,18 +2,22 @@
 //! `.xz`, with symlinks the file system follows), or a linux-firmware checkout whose links
 //! live in its WHENCE file.
 
-use super::{StoreError, Supplied, store_from};
+use super::{SourceError, Supplied, Unreadable};
 use crate::PinnedFile;
-use crate::cache::{Cache, StoreOutcome};
+use crate::cache::{Cache, StoreError, StoreOutcome};
 use crate::links::LinkTable;
 use crate::progress::Progress;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+/// A source file found: its path (with its extension) and its bytes, decompressed.
+pub(super) type Opened = (PathBuf, Box<dyn Read>);
+
 /// Opens `path`, or `path.zst` / `path.xz` decompressed on the fly.
-/// `Ok(None)` when none of the three exists.
-pub(super) fn open_maybe_compressed(path: &Path) -> io::Result<Option<(PathBuf, Box<dyn Read>)>> {
+/// `Ok(None)` when none of the three exists; `Err` names the one that exists but cannot be
+/// opened or is not a zstd stream.
+pub(super) fn open_maybe_compressed(path: &Path) -> Result<Option<Opened>, (PathBuf, io::Error)> {
     let with_ext = |ext: &str| {
         let mut p = path.as_os_str().to_owned();
         p.push(ext);
@@ -27,14 +31,20 @@ pub(super) fn open_maybe_compressed(path: &Path) -> io::Result<Option<(PathBuf, 
         let file = match File::open(&candidate) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err((candidate, e)),
         };
         let reader = BufReader::new(file);
         let boxed: Box<dyn Read> = match kind {
-            "zst" => Box::new(
-                ruzstd::decoding::StreamingDecoder::new(reader)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?,
-            ),
+            "zst" => match ruzstd::decoding::StreamingDecoder::new(reader) {
+                Ok(decoder) => Box::new(decoder),
+                Err(e) => {
+                    let error = io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("not a zstd stream: {e}"),
+                    );
+                    return Err((candidate, error));
+                }
+            },
             "xz" => Box::new(lzma_rust2::XzReader::new(reader, true)),
             _ => Box::new(reader),
         };
@@ -48,7 +58,7 @@ pub(super) fn supply_from_dir(
     wanted: &[&'static PinnedFile],
     cache: &Cache,
     progress: &Progress,
-) -> Result<Supplied, String> {
+) -> Result<Supplied, SourceError> {
     if !root.is_dir() {
         return Err("no such directory".into());
     }
@@ -65,19 +75,31 @@ pub(super) fn supply_from_dir(
         {
             opened = open_maybe_compressed(&root.join(target));
         }
-        let Ok(Some((_, reader))) = opened else {
-            continue;
+        let (path, reader) = match opened {
+            Ok(Some(found)) => found,
+            Ok(None) => continue,
+            Err((path, error)) => {
+                supplied.unreadable.push(Unreadable { file, path, error });
+                continue;
+            }
         };
         let mut reader = bar.wrap_read(reader);
-        match store_from(cache, file, &mut reader) {
+        match cache.store(file, &mut reader) {
             Ok(StoreOutcome::Stored) => supplied.stored.push(file),
             Ok(StoreOutcome::Mismatch(m)) => supplied.mismatched.push((file, m)),
-            // A file that cannot be read or decompressed counts as absent here.
-            Err(StoreError::Read(_)) => {}
-            // The cache cannot take it: say so rather than report the file as not found.
-            Err(StoreError::Cache(message)) => {
+            // This copy is unusable (a truncated .xz, an I/O error); the others are still taken.
+            Err(StoreError::Read(error)) => {
+                // Decompressors say "failed to fill whole buffer" for a cut-off stream.
+                let error = if error.kind() == io::ErrorKind::UnexpectedEof {
+                    io::Error::new(error.kind(), format!("it ends early, truncated ({error})"))
+                } else {
+                    error
+                };
+                supplied.unreadable.push(Unreadable { file, path, error })
+            }
+            Err(StoreError::Write { path, error }) => {
                 bar.finish_and_clear();
-                return Err(message);
+                return Err(SourceError::CacheWrite { path, error });
             }
         }
     }

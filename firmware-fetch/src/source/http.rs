@@ -1,9 +1,9 @@
 //! A linux-firmware tree over HTTP(S): upstream's git web "plain" view, a mirror, or a
 //! local server. The git tree stores no symlinks, so links come from `<base>/WHENCE`.
 
-use super::{StoreError, Supplied, store_from};
+use super::{SourceError, Supplied};
 use crate::PinnedFile;
-use crate::cache::{Cache, StoreOutcome};
+use crate::cache::{Cache, StoreError, StoreOutcome};
 use crate::links::LinkTable;
 use crate::progress::Progress;
 use std::io::Read;
@@ -31,7 +31,7 @@ pub(super) fn supply_from_http(
     wanted: &[&'static PinnedFile],
     cache: &Cache,
     progress: &Progress,
-) -> Result<Supplied, String> {
+) -> Result<Supplied, SourceError> {
     let agent = agent();
     // WHENCE is optional (a plain directory served over HTTP has real files at every path),
     // but failing to reach the server at all makes the source unusable.
@@ -63,14 +63,16 @@ pub(super) fn supply_from_http(
             format!("GET {}", file.path),
         );
         let mut reader = bar.wrap_read(body.into_reader());
-        let outcome = store_from(cache, file, &mut reader);
+        let outcome = cache.store(file, &mut reader);
         bar.finish_and_clear();
         match outcome {
             Ok(StoreOutcome::Stored) => supplied.stored.push(file),
             Ok(StoreOutcome::Mismatch(m)) => supplied.mismatched.push((file, m)),
             // A broken download makes the server unusable for this run.
-            Err(StoreError::Read(e)) => return Err(format!("{url}: {e}")),
-            Err(StoreError::Cache(message)) => return Err(message),
+            Err(StoreError::Read(e)) => return Err(format!("{url}: {e}").into()),
+            Err(StoreError::Write { path, error }) => {
+                return Err(SourceError::CacheWrite { path, error });
+            }
         }
     }
     Ok(supplied)

@@ -2,6 +2,7 @@
 //! the ones it has into the cache, where they are verified before they get their name.
 
 mod apt;
+mod ar;
 mod deb;
 mod dir;
 #[cfg(feature = "http")]
@@ -11,10 +12,10 @@ pub use apt::AptSource;
 pub(crate) use deb::supply_from_deb;
 
 use crate::PinnedFile;
-use crate::cache::{Cache, StoreOutcome};
-use crate::digest::Measured;
+use crate::cache::Cache;
+use crate::digest::Offered;
 use crate::progress::Progress;
-use std::io::{self, Read};
+use std::io;
 use std::path::PathBuf;
 
 /// Upstream linux-firmware, for machines with internet.
@@ -44,59 +45,61 @@ pub enum Source {
 pub struct Supplied {
     /// Verified and now in the cache.
     pub stored: Vec<&'static PinnedFile>,
-    /// Offered with the wrong bytes; nothing was kept.
-    pub mismatched: Vec<(&'static PinnedFile, Measured)>,
+    /// Offered with the wrong bytes; nothing of them was kept.
+    pub mismatched: Vec<(&'static PinnedFile, Offered)>,
+    /// Present in the source but unreadable there (permissions, a truncated `.xz`, a bad
+    /// `.zst`); the other files were still taken.
+    pub unreadable: Vec<Unreadable>,
 }
 
-/// Why [`store_from`] failed: the source's bytes could not be read, or the cache could not
-/// take them.
+/// A file a source has but could not read.
 #[derive(Debug)]
-pub(crate) enum StoreError {
-    /// Reading (or decompressing) the source failed: this copy is unusable, the cache is fine.
-    /// (Only the HTTP source reports the error itself; a directory skips the file.)
-    Read(#[cfg_attr(not(feature = "http"), allow(dead_code))] io::Error),
-    /// Writing the cache failed (disk full, permissions): a message naming the cache path
-    /// and what to do. No other source can do better, so this is not a reason to skip a file.
-    Cache(String),
+pub struct Unreadable {
+    pub file: &'static PinnedFile,
+    /// The source's copy (with its `.zst` / `.xz` extension, if any).
+    pub path: PathBuf,
+    pub error: io::Error,
 }
 
-/// A reader that keeps the first error its inner reader returned, so a failed
-/// [`Cache::store`] can tell a bad source from a bad cache.
-struct TrackedReader<'a> {
-    inner: &'a mut dyn Read,
-    error: Option<io::ErrorKind>,
+/// Why a source gave nothing.
+#[derive(Debug)]
+pub enum SourceError {
+    /// The source cannot be used at all (unreachable, not a package, no apt-get): why.
+    Unusable(String),
+    /// Writing `path` in the cache failed (disk full, read-only, permissions): no other
+    /// source can do better, so fetching stops here.
+    CacheWrite { path: PathBuf, error: io::Error },
 }
 
-impl Read for TrackedReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf).inspect_err(|e| {
-            if e.kind() != io::ErrorKind::Interrupted {
-                self.error.get_or_insert(e.kind());
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceError::Unusable(why) => f.write_str(why),
+            SourceError::CacheWrite { path, error } => {
+                write!(f, "cannot write {} in the cache: {error}", path.display())
             }
-        })
+        }
     }
 }
 
-/// [`Cache::store`] of `file` from `reader`, with the failure sorted into a source read error
-/// and a cache write error.
-pub(crate) fn store_from(
-    cache: &Cache,
-    file: &'static PinnedFile,
-    reader: &mut dyn Read,
-) -> Result<StoreOutcome, StoreError> {
-    let mut tracked = TrackedReader {
-        inner: reader,
-        error: None,
-    };
-    match cache.store(file, &mut tracked) {
-        Ok(outcome) => Ok(outcome),
-        Err(e) if tracked.error.is_some() => Err(StoreError::Read(e)),
-        Err(e) => Err(StoreError::Cache(format!(
-            "cannot write {} into the firmware cache: {e}; free space there, make {} writable, \
-             or choose another cache with --cache DIR",
-            cache.path_of(file).display(),
-            cache.root().display()
-        ))),
+impl std::error::Error for SourceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SourceError::Unusable(_) => None,
+            SourceError::CacheWrite { error, .. } => Some(error),
+        }
+    }
+}
+
+impl From<String> for SourceError {
+    fn from(why: String) -> SourceError {
+        SourceError::Unusable(why)
+    }
+}
+
+impl From<&str> for SourceError {
+    fn from(why: &str) -> SourceError {
+        SourceError::Unusable(why.to_owned())
     }
 }
 
@@ -144,13 +147,14 @@ impl Source {
         }
     }
 
-    /// Asks this source for `wanted`. `Err` says why the source could not be used at all.
+    /// Asks this source for `wanted`. `Err` says why the source could not be used at all,
+    /// or that the cache could not take what it gave.
     pub fn supply(
         &self,
         wanted: &[&'static PinnedFile],
         cache: &Cache,
         progress: &Progress,
-    ) -> Result<Supplied, String> {
+    ) -> Result<Supplied, SourceError> {
         match self {
             Source::Dir(root) => dir::supply_from_dir(root, wanted, cache, progress),
             Source::Deb(path) => deb::supply_from_deb(path, wanted, cache, progress),
@@ -158,7 +162,9 @@ impl Source {
             #[cfg(feature = "http")]
             Source::Http(base) => http::supply_from_http(base, wanted, cache, progress),
             #[cfg(not(feature = "http"))]
-            Source::Http(_) => Err("built without the http feature".into()),
+            Source::Http(_) => Err(SourceError::Unusable(
+                "built without the http feature".into(),
+            )),
         }
     }
 }

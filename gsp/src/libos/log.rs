@@ -205,12 +205,29 @@ pub fn decode_records(
     Ok(out)
 }
 
-/// A small printf: `%d %i %u %x %X %p %s %c %%` with flags `-0`, width, and `l`/`ll`/`z`
-/// length modifiers (all arguments are 64-bit words in libos logs).
+/// The widest printf field rendered; the firmware's own formats use at most 16 (`%016llx`).
+/// The width comes from the log's metadata, outside data, so it is never trusted to size an
+/// allocation.
+pub const MAX_FIELD_WIDTH: usize = 64;
+
+/// The most bytes [`format_printf`] appends for one record; what would follow is replaced by
+/// [`TRUNCATED_MARK`].
+pub const MAX_MESSAGE_LEN: usize = 4096;
+
+/// Appended to a message cut at [`MAX_MESSAGE_LEN`].
+pub const TRUNCATED_MARK: &str = "...(truncated)";
+
+/// A small printf: `%d %i %u %x %X %p %s %c %%` with flags `-0`, width (at most
+/// [`MAX_FIELD_WIDTH`]), and `l`/`ll`/`z` length modifiers (all arguments are 64-bit words
+/// in libos logs). Appends at most [`MAX_MESSAGE_LEN`] bytes plus [`TRUNCATED_MARK`].
 pub fn format_printf(out: &mut String, format: &str, args: &[u64], image: &LoggingImage<'_>) {
+    let limit = out.len().saturating_add(MAX_MESSAGE_LEN);
     let mut args = args.iter().copied();
     let mut chars = format.chars().peekable();
     while let Some(c) = chars.next() {
+        if cut_at(out, limit) {
+            return;
+        }
         if c != '%' {
             out.push(c);
             continue;
@@ -220,7 +237,13 @@ pub fn format_printf(out: &mut String, format: &str, args: &[u64], image: &Loggi
             match f {
                 '0' if width == 0 => zero = true,
                 '-' => left = true,
-                '0'..='9' => width = width * 10 + (f as usize - '0' as usize),
+                '0'..='9' => {
+                    let digit = f as usize - '0' as usize;
+                    width = width
+                        .saturating_mul(10)
+                        .saturating_add(digit)
+                        .min(MAX_FIELD_WIDTH);
+                }
                 'l' | 'h' | 'z' | 'j' | 't' => {}
                 _ => break,
             }
@@ -270,6 +293,21 @@ pub fn format_printf(out: &mut String, format: &str, args: &[u64], image: &Loggi
             out.push_str(&piece);
         }
     }
+    cut_at(out, limit);
+}
+
+/// Cuts `out` to `limit` bytes (on a char boundary) and marks it, if it is longer.
+fn cut_at(out: &mut String, limit: usize) -> bool {
+    if out.len() <= limit {
+        return false;
+    }
+    let mut cut = limit;
+    while !out.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    out.truncate(cut);
+    out.push_str(TRUNCATED_MARK);
+    true
 }
 
 #[cfg(test)]
@@ -353,6 +391,43 @@ mod tests {
         let _ = decode_records(&b, &img).unwrap();
         let b = [0xffu8; 17];
         let _ = decode_records(&b[..16], &img).unwrap();
+    }
+
+    #[test]
+    fn huge_printf_widths_and_long_formats_stay_bounded() {
+        // Found by the gsp_message_decoder fuzz target: the width came from the log and was
+        // allocated as padding (and overflowed usize when long enough).
+        let img = LoggingImage::default();
+        for format in [
+            "%999999999d",
+            "%18446744073709551616x",
+            "%-99999999999999999999999s",
+        ] {
+            let mut out = String::new();
+            format_printf(&mut out, format, &[7], &img);
+            assert!(
+                out.len() <= MAX_FIELD_WIDTH,
+                "{format}: {} bytes",
+                out.len()
+            );
+            assert!(
+                out.contains('7') || out.contains("<str@0x7>"),
+                "{format}: {out}"
+            );
+        }
+        let mut out = String::new();
+        format_printf(&mut out, "%08x|%-4d|", &[0xab, 5], &img);
+        assert_eq!(out, "000000ab|5   |");
+        // Every field at the widest: the message is cut, on a char boundary, and says so.
+        let wide = "%64dé".repeat(200);
+        let mut out = String::from("prefix: ");
+        format_printf(&mut out, &wide, &[1; 20], &img);
+        assert!(
+            out.len() <= 8 + MAX_MESSAGE_LEN + TRUNCATED_MARK.len(),
+            "{}",
+            out.len()
+        );
+        assert!(out.starts_with("prefix: ") && out.ends_with(TRUNCATED_MARK));
     }
 
     #[test]

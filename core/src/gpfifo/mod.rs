@@ -10,7 +10,7 @@
 
 pub mod channel;
 
-use crate::hal::{Bar0, Clock};
+use crate::hal::{Bar0, Clock, PollError, Wait, try_poll_until};
 use crate::shared::{SharedMem, SharedMemError};
 use core::cell::Cell;
 use core::fmt;
@@ -225,6 +225,8 @@ impl fmt::Display for GpFifoError {
     }
 }
 
+impl core::error::Error for GpFifoError {}
+
 /// A GPFIFO ring with its USERD, and the work-submit token that starts it.
 #[derive(Debug)]
 pub struct GpFifo {
@@ -414,23 +416,20 @@ impl GpFifo {
         Ok(slot)
     }
 
-    /// Waits until at least `n` slots are free.
+    /// Waits until at least `n` slots are free, pausing 1 µs between reads of USERD.
     pub fn wait_for_slots(
         &self,
         clock: &impl Clock,
         timeout_ns: u64,
         n: u32,
     ) -> Result<(), GpFifoError> {
-        let start = clock.now_ns();
-        loop {
-            if self.has_slots(n)? {
-                return Ok(());
-            }
-            if clock.now_ns().saturating_sub(start) >= timeout_ns {
-                return Err(GpFifoError::Timeout(self.state()));
-            }
-            clock.delay_ns(1_000);
-        }
+        // TIMEOUT: the caller's: the front end frees slots as fast as it fetches entries, so
+        // only a stalled channel makes this wait long.
+        let wait = Wait::pausing("free GPFIFO slots", timeout_ns, 1_000);
+        try_poll_until(clock, wait, || Ok(self.has_slots(n)?.then_some(()))).map_err(|e| match e {
+            PollError::TimedOut(_) => GpFifoError::Timeout(self.state()),
+            PollError::Failed(e) => e,
+        })
     }
 }
 

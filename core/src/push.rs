@@ -162,6 +162,8 @@ impl fmt::Display for PushError {
     }
 }
 
+impl core::error::Error for PushError {}
+
 fn check_method(method: u32) -> Result<(), PushError> {
     if !method.is_multiple_of(4) {
         return Err(PushError::MethodMisaligned(method));

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod clock;
 pub mod nvk;
 pub mod pci;
 pub mod study;

@@ -124,15 +124,11 @@ impl<M> Buffer<M> {
         &self.memory
     }
 
-    /// Takes the buffer apart (for the backend's `free_memory`).
-    pub fn into_parts(self) -> (u64, u64, Placement, Option<SharedMem>, M) {
-        (
-            self.gpu_va,
-            self.size,
-            self.placement,
-            self.cpu,
-            self.memory,
-        )
+    /// The backend's record, the buffer given up (for the backend's `free_memory`). The CPU
+    /// view goes with the buffer: nothing outside the GPU layer ever holds one of its own, so
+    /// no access can outlive the mapping.
+    pub fn into_memory(self) -> M {
+        self.memory
     }
 }
 

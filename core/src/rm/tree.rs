@@ -36,6 +36,8 @@ use crate::gpu::{Backend, Buffer, GpuError};
 /// The step of setting up or driving the GPU that failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
+    /// Opening the GPU through the backend (device nodes, the RM client).
+    Open,
     /// Reading what the device object needs (device instance).
     DeviceParams,
     /// `NV01_DEVICE_0`.
@@ -83,6 +85,7 @@ pub enum Step {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Self::Open => "opening the GPU",
             Self::DeviceParams => "reading the device's identity",
             Self::AllocDevice => "allocating the device object (NV01_DEVICE_0)",
             Self::AllocSubdevice => "allocating the subdevice (NV20_SUBDEVICE_0)",

@@ -93,33 +93,58 @@ impl GpEntry {
         if self.words == 0 || self.words > MAX_SEGMENT_WORDS {
             return Err(GpFifoError::BadSegmentLength(self.words));
         }
-        let w0 = (self.va as u32) & !3;
-        let w1 = ((self.va >> 32) as u32 & 0xff)
-            | ((self.level == SegmentLevel::Subroutine) as u32) << 9
-            | self.words << 10
-            | (self.sync_wait as u32) << 31;
-        Ok(w0 as u64 | (w1 as u64) << 32)
+        // CAST: VA bits 31:2 and 39:32 after the checks above.
+        Ok(GpEntryBits::new()
+            .with_get((self.va as u32) >> 2)
+            .with_get_hi((self.va >> 32) as u8)
+            .with_subroutine(self.level == SegmentLevel::Subroutine)
+            .with_length(self.words)
+            .with_sync_wait(self.sync_wait)
+            .into_bits())
     }
 
     /// Decodes an entry; `None` for control entries (length 0, e.g. NOP/CRC opcodes).
     pub fn decode(raw: u64) -> Option<Self> {
-        let w0 = raw as u32;
-        let w1 = (raw >> 32) as u32;
-        let words = (w1 >> 10) & MAX_SEGMENT_WORDS;
-        if words == 0 {
+        let e = GpEntryBits::from_bits(raw);
+        if e.length() == 0 {
             return None;
         }
         Some(Self {
-            va: (w0 & !3) as u64 | ((w1 & 0xff) as u64) << 32,
-            words,
-            level: if w1 & (1 << 9) != 0 {
+            va: u64::from(e.get()) << 2 | u64::from(e.get_hi()) << 32,
+            words: e.length(),
+            level: if e.subroutine() {
                 SegmentLevel::Subroutine
             } else {
                 SegmentLevel::Main
             },
-            sync_wait: w1 >> 31 != 0,
+            sync_wait: e.sync_wait(),
         })
     }
+}
+
+/// A GPFIFO entry's fields (`NVC86F_GP_ENTRY0_*` in bits 31:0, `GP_ENTRY1_*` in 63:32).
+#[bitfield_struct::bitfield(u64)]
+#[derive(PartialEq, Eq)]
+pub struct GpEntryBits {
+    /// `ENTRY0_FETCH` (0: unconditional).
+    pub fetch_conditional: bool,
+    /// Bit 1 (unused).
+    #[bits(1)]
+    __: u8,
+    /// `ENTRY0_GET` 31:2: segment VA bits 31:2.
+    #[bits(30)]
+    pub get: u32,
+    /// `ENTRY1_GET_HI` 7:0: segment VA bits 39:32.
+    pub get_hi: u8,
+    /// `ENTRY1_PRIV` (bit 8; 0 for user channels).
+    pub privileged: bool,
+    /// `ENTRY1_LEVEL` (bit 9): 1 subroutine.
+    pub subroutine: bool,
+    /// `ENTRY1_LENGTH` 30:10: segment length in words.
+    #[bits(21)]
+    pub length: u32,
+    /// `ENTRY1_SYNC` (bit 31): wait for the previous segment first.
+    pub sync_wait: bool,
 }
 
 /// What went wrong with a GPFIFO.

@@ -298,8 +298,8 @@ pub struct ChannelObjects<E> {
     pub debugger: Handle,
     /// The asynchronous copy engine the copy channel runs on, when it has a group of its own.
     pub copy_engine: Option<u32>,
-    /// Why each copy engine tried before it refused.
-    pub copy_refusals: Vec<CopyEngineRefusal<E>>,
+    /// Why each copy engine tried before it refused (at most one per engine tried).
+    pub copy_refusals: heapless::Vec<CopyEngineRefusal<E>, { COPY_ENGINES.len() }>,
 }
 
 /// Bytes of the channel area per channel for a ring of `entries`: the ring, then USERD,
@@ -445,7 +445,7 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
         // tinygrad's driver always does).
         let mut copy = None;
         let mut copy_engine = None;
-        let mut copy_refusals = Vec::new();
+        let mut copy_refusals = heapless::Vec::new();
         for ce in COPY_ENGINES {
             let Some(et) = engine_type::copy(ce) else {
                 continue;
@@ -458,7 +458,8 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
             let g = match b.alloc(dev.device, cls::KEPLER_CHANNEL_GROUP_A, &mut cg) {
                 Ok(g) => g,
                 Err(error) => {
-                    copy_refusals.push(CopyEngineRefusal {
+                    // Cannot overflow: one refusal per engine of COPY_ENGINES.
+                    let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,
                         step: Step::AllocChannelGroup,
                         error,
@@ -490,7 +491,8 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
                     break;
                 }
                 Err((step, error)) => {
-                    copy_refusals.push(CopyEngineRefusal {
+                    // Cannot overflow: one refusal per engine of COPY_ENGINES.
+                    let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,
                         step,
                         error,

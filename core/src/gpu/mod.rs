@@ -238,6 +238,13 @@ impl<B: Backend> Gpu<B> {
             launch_pb: PushBuffer::with_capacity(16),
         };
         gpu.setup_engines()?;
+        log::info!(
+            "GPU ready: {} (sm_{}, {} SMs), RM {}",
+            gpu.info.name,
+            gpu.sm(),
+            gpu.objects.gr.sm_count,
+            gpu.info.rm
+        );
         Ok(gpu)
     }
 
@@ -366,6 +373,7 @@ impl<B: Backend> Gpu<B> {
                 Err(e) if expired => return Err(self.stalled(e)),
                 Err(e) => {
                     if let Some(report) = self.fault_report()? {
+                        log::warn!("fault while waiting for {fence:?}: {report}");
                         return Err(GpuError::Fault {
                             report: alloc::boxed::Box::new(report),
                             then: e,

@@ -249,6 +249,10 @@ impl DeviceObjects {
         let channel_group = b
             .alloc(device, cls::KEPLER_CHANNEL_GROUP_A, &mut cg)
             .map_err(at(Step::AllocChannelGroup))?;
+        log::debug!(
+            "RM objects: device {device:#x}, subdevice {subdevice:#x}, VA space {vaspace:#x}, \
+             graphics group {channel_group:#x}; classes {classes:x?}; {gr:?}"
+        );
         Ok(Self {
             device,
             subdevice,
@@ -458,6 +462,7 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
             let g = match b.alloc(dev.device, cls::KEPLER_CHANNEL_GROUP_A, &mut cg) {
                 Ok(g) => g,
                 Err(error) => {
+                    log::info!("COPY{ce} refused a channel group of its own: {error}");
                     // Cannot overflow: one refusal per engine of COPY_ENGINES.
                     let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,
@@ -491,6 +496,7 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
                     break;
                 }
                 Err((step, error)) => {
+                    log::info!("COPY{ce} refused the copy channel ({step}): {error}");
                     // Cannot overflow: one refusal per engine of COPY_ENGINES.
                     let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,

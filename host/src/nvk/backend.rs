@@ -335,7 +335,12 @@ impl Backend for Nvk {
             h_va_space: vaspace,
             rm_status: 0,
         };
-        self.uvm.call(&mut rv, "UVM_REGISTER_GPU_VASPACE")
+        self.uvm.call(&mut rv, "UVM_REGISTER_GPU_VASPACE")?;
+        log::debug!(
+            "UVM: GPU {:02x?} and VA space {vaspace:#x} registered",
+            self.uuid
+        );
+        Ok(())
     }
 
     fn gr_info(&mut self, subdevice: Handle) -> Result<GrInfo, NvkError> {
@@ -407,6 +412,8 @@ impl Backend for Nvk {
             length,
             ..Default::default()
         };
-        self.uvm.call(&mut rc, "UVM_REGISTER_CHANNEL")
+        self.uvm.call(&mut rc, "UVM_REGISTER_CHANNEL")?;
+        log::debug!("UVM: channel {channel:#x} registered (context range {base:#x}+{length:#x})");
+        Ok(())
     }
 }

@@ -151,8 +151,12 @@ impl Nvk {
             Placement::Vram => self.alloc_vram_at(va, size, page, cpu_access, req.contiguous),
             Placement::Host => self.alloc_host_at(va, size),
         };
-        if r.is_err() {
-            va_free(cpu_access, va, size);
+        match &r {
+            Ok(b) => log::trace!("nvk: {size:#x} bytes of {:?} at {va:#x}", b.placement()),
+            Err(e) => {
+                log::debug!("nvk: allocation of {size:#x} bytes failed: {e}");
+                va_free(cpu_access, va, size);
+            }
         }
         r
     }

@@ -106,9 +106,15 @@ fn check(version: QmdVersion, file: &str, prefix: &str) -> usize {
         let indexed = body.contains("(i)");
         assert_eq!(indexed, f.index.is_some(), "{file}: {} indexing", f.name);
         let (hi, lo) = position(body, f.index);
-        assert_eq!((f.hi, f.lo), (hi, lo), "{file}: {}({:?})", f.name, f.index);
+        assert_eq!(
+            (f.bits.hi, f.bits.lo),
+            (hi, lo),
+            "{file}: {}({:?})",
+            f.name,
+            f.index
+        );
         assert!(
-            (f.hi as usize) < version.size_bytes() * 8,
+            (f.bits.hi as usize) < version.size_bytes() * 8,
             "{} beyond the QMD",
             f.name
         );
@@ -151,7 +157,7 @@ fn fields_of_one_version_do_not_overlap() {
         for (i, a) in fields.iter().enumerate() {
             for b in &fields[i + 1..] {
                 assert!(
-                    a.hi < b.lo || b.hi < a.lo,
+                    a.bits.hi < b.bits.lo || b.bits.hi < a.bits.lo,
                     "{v:?}: {}{:?} overlaps {}{:?}",
                     a.name,
                     a.index,

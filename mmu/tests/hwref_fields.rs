@@ -83,7 +83,7 @@ fn parse(text: &str, prefix: &str) -> Header {
         if let Some((hi, lo)) = body.split_once(':') {
             if let (Some(hi), Some(lo)) = (eval(hi), eval(lo)) {
                 h.fields
-                    .insert(name.to_string(), Field::new(hi as u8, lo as u8));
+                    .insert(name.to_string(), Field::new(hi as u32, lo as u32));
             }
         } else if let Some(hex) = body.strip_prefix("0x") {
             h.values

@@ -106,8 +106,8 @@ impl Defines {
             .ok_or(format!("{name} = {body} is not high:low"))?;
         let parse = |s: &str| s.trim().parse::<u32>().map_err(|e| format!("{name}: {e}"));
         Ok(BitField {
-            high: parse(hi)?,
-            low: parse(lo)?,
+            hi: parse(hi)?,
+            lo: parse(lo)?,
         })
     }
 
@@ -469,7 +469,7 @@ fn evaluator_handles_the_header_idioms() {
     assert_eq!(d.value("C"), Ok(0x101));
     assert_eq!(d.value("G"), Ok(8));
     assert_eq!(d.value("H"), Ok(0x12));
-    assert_eq!(d.field("F"), Ok(BitField { high: 7, low: 4 }));
+    assert_eq!(d.field("F"), Ok(BitField { hi: 7, lo: 4 }));
     assert!(d.value("M").is_err(), "function-like macros are not values");
     assert!(d.value("NOPE").is_err());
 }

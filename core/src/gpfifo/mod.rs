@@ -45,8 +45,10 @@ pub fn gpu_time_ns(usermode: &impl Bar0, base: u32) -> u64 {
         }
     }
 }
-/// Where the usermode region sits in BAR0 on Ampere..Blackwell (VFIO path).
-pub const BAR0_USERMODE_BASE: u32 = 0x00bb_0000;
+/// Where the usermode region sits in BAR0 on Ampere..Blackwell (VFIO path): the one
+/// definition is `regs::vm::USERMODE_BASE` (hwref `NV_VIRTUAL_FUNCTION`, checked against the
+/// headers).
+pub const BAR0_USERMODE_BASE: u32 = crate::regs::vm::USERMODE_BASE;
 /// Largest pushbuffer segment one entry can describe, in 32-bit words (21-bit length).
 pub const MAX_SEGMENT_WORDS: u32 = (1 << 21) - 1;
 /// One past the highest GPU VA an entry can point at (40 bits).

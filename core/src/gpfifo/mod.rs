@@ -138,8 +138,9 @@ pub struct GpEntryBits {
     pub get: u32,
     /// `ENTRY1_GET_HI` 7:0: segment VA bits 39:32.
     pub get_hi: u8,
-    /// `ENTRY1_PRIV` (bit 8; 0 for user channels).
-    pub privileged: bool,
+    /// Bit 8 (unused in `clc86f.h`).
+    #[bits(1)]
+    __: u8,
     /// `ENTRY1_LEVEL` (bit 9): 1 subroutine.
     pub subroutine: bool,
     /// `ENTRY1_LENGTH` 30:10: segment length in words.

@@ -363,24 +363,25 @@ impl<B: Backend> Gpu<B> {
             Engine::Compute => self.config.fault_poll_ns,
             Engine::Copy => timeout_ns,
         };
+        // The first slice needs no clock read of its own: a round trip's wait reads the clock
+        // here and once in the semaphore wait.
+        let mut slice = slice_ns.min(timeout_ns);
         loop {
-            let clock = self.backend.clock();
-            let slice = slice_ns.min(deadline.remaining_ns(clock));
-            let waited = self.queues[i].wait(fence.value, clock, slice);
-            let expired = deadline.expired(self.backend.clock());
-            match waited {
+            let e = match self.queues[i].wait(fence.value, self.backend.clock(), slice) {
                 Ok(()) => return Ok(()),
-                Err(e) if expired => return Err(self.stalled(e)),
-                Err(e) => {
-                    if let Some(report) = self.fault_report()? {
-                        log::warn!("fault while waiting for {fence:?}: {report}");
-                        return Err(GpuError::Fault {
-                            report: alloc::boxed::Box::new(report),
-                            then: e,
-                        });
-                    }
-                }
+                Err(e) => e,
+            };
+            if deadline.expired(self.backend.clock()) {
+                return Err(self.stalled(e));
             }
+            if let Some(report) = self.fault_report()? {
+                log::warn!("fault while waiting for {fence:?}: {report}");
+                return Err(GpuError::Fault {
+                    report: alloc::boxed::Box::new(report),
+                    then: e,
+                });
+            }
+            slice = slice_ns.min(deadline.remaining_ns(self.backend.clock()));
         }
     }
 

@@ -453,3 +453,20 @@ impl<B: Backend> Gpu<B> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{BadTuning, LaunchTuning};
+
+    #[test]
+    fn tunings_parse_from_the_cli_form_and_unknown_keys_are_errors() {
+        assert_eq!(LaunchTuning::parse(""), Ok(LaunchTuning::DEFAULT));
+        let t = LaunchTuning::parse("membar=3,inval=0,mirror=0,relmembar").unwrap();
+        assert_eq!(
+            (t.membar, t.invalidate, t.mirror, t.release_membar),
+            (3, false, false, true)
+        );
+        assert_eq!(LaunchTuning::parse("chain=1"), Err(BadTuning("chain=1")));
+        assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
+    }
+}

@@ -98,6 +98,11 @@ pub enum MmuFormat {
     Ver3,
 }
 
+/// The GSP-RM firmware version nvbare boots ("570.144"): defined once, with the firmware
+/// parsers in `nvbare-gsp`; the chip table's [`Chip::firmware_dir`] names the family of files
+/// (`nvidia/<dir>/gsp/*-570.144.bin`).
+pub use nvbare_gsp::firmware::FIRMWARE_VERSION;
+
 /// How the CPU gets GSP-RM running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BootPath {

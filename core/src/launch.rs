@@ -239,6 +239,8 @@ impl fmt::Display for LaunchError {
     }
 }
 
+impl core::error::Error for LaunchError {}
+
 /// What one compute context (channel + compute object) was set up with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ComputeContext {

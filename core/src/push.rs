@@ -162,6 +162,8 @@ impl fmt::Display for PushError {
     }
 }
 
+impl core::error::Error for PushError {}
+
 fn check_method(method: u32) -> Result<(), PushError> {
     if !method.is_multiple_of(4) {
         return Err(PushError::MethodMisaligned(method));
@@ -194,9 +196,37 @@ pub fn encode_header(
     Ok(header(kind, subchannel, method, count_or_data))
 }
 
+/// A method header's fields (`NVC56F_DMA_*`), low bits first.
+#[bitfield_struct::bitfield(u32)]
+#[derive(PartialEq, Eq)]
+pub struct MethodHeader {
+    /// `METHOD_ADDRESS` 11:0: the method's byte offset / 4.
+    #[bits(12)]
+    pub method_dword: u16,
+    /// Bit 12 (unused).
+    #[bits(1)]
+    __: u8,
+    /// `METHOD_SUBCHANNEL` 15:13.
+    #[bits(3)]
+    pub subchannel: u8,
+    /// `METHOD_COUNT` (or `IMMD_DATA`) 28:16.
+    #[bits(13)]
+    pub count: u16,
+    /// `SEC_OP` 31:29.
+    #[bits(3)]
+    pub opcode: u8,
+}
+
 /// The header bits, for callers that already checked `method` and the count.
 const fn header(kind: HeaderKind, subchannel: Subchannel, method: u32, count_or_data: u32) -> u32 {
-    (kind.opcode() << 29) | (count_or_data << 16) | ((subchannel.0 as u32) << 13) | (method >> 2)
+    // CAST: the caller checked method <= 0x3ffc and count <= 0x1fff; subchannel < 8 and the
+    // opcode < 8 by construction.
+    MethodHeader::new()
+        .with_method_dword((method >> 2) as u16)
+        .with_subchannel(subchannel.0)
+        .with_count(count_or_data as u16)
+        .with_opcode(kind.opcode() as u8)
+        .into_bits()
 }
 
 /// A growing pushbuffer segment: method headers and their data, as 32-bit words.

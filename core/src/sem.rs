@@ -6,7 +6,7 @@
 //! "value >= target" is the completion test, and one semaphore serves as a timeline.
 
 use crate::gpfifo::{ChannelState, GpFifo};
-use crate::hal::Clock;
+use crate::hal::{Clock, Nanos, Wait, poll_until};
 use crate::push::{PushBuffer, PushError, Subchannel, check_address, host};
 use crate::shared::{SharedMem, SharedMemError};
 use core::fmt;
@@ -62,13 +62,19 @@ impl fmt::Display for SemaphoreError {
             ),
             Self::Timeout(t) => write!(
                 f,
-                "semaphore at {:#x} stayed at {} (waiting for {}) for {} ns: {} is stalled; check for an MMU fault or an acquire that nothing releases",
-                t.semaphore_va, t.value, t.target, t.waited_ns, t.channel
+                "semaphore at {:#x} stayed at {} (waiting for {}) for {}: {} is stalled; check for an MMU fault or an acquire that nothing releases",
+                t.semaphore_va,
+                t.value,
+                t.target,
+                Nanos(t.waited_ns),
+                t.channel
             ),
             Self::Memory(e) => write!(f, "semaphore memory: {e}"),
         }
     }
 }
+
+impl core::error::Error for SemaphoreError {}
 
 /// A 64-bit timeline semaphore in GPU-visible memory.
 #[derive(Clone, Debug)]
@@ -122,6 +128,9 @@ impl Semaphore {
 
     /// Polls until the payload reaches `target`, or `timeout_ns` passes; a timeout names
     /// `channel` (the channel expected to release it) with its GPGet/GPPut.
+    ///
+    /// A payload that already reached `target` costs one load and no clock read; a spinning
+    /// wait reads the clock once per 64 polls ([`poll_until`]).
     pub fn wait(
         &self,
         target: u64,
@@ -129,33 +138,18 @@ impl Semaphore {
         timeout_ns: u64,
         channel: &GpFifo,
     ) -> Result<(), SemaphoreError> {
-        if self.reached(target) {
-            return Ok(());
-        }
-        // The clock is read once per CLOCK_EVERY polls, so a poll costs one load.
-        const CLOCK_EVERY: u32 = 64;
-        let start = clock.now_ns();
-        let mut polls: u32 = 0;
-        loop {
-            let value = self.value();
-            if value >= target {
-                return Ok(());
-            }
-            polls = polls.wrapping_add(1);
-            if polls.is_multiple_of(CLOCK_EVERY) {
-                let waited = clock.now_ns().saturating_sub(start);
-                if waited >= timeout_ns {
-                    return Err(SemaphoreError::Timeout(WaitTimeout {
-                        channel: channel.state(),
-                        semaphore_va: self.gpu_va(),
-                        value,
-                        target,
-                        waited_ns: waited,
-                    }));
-                }
-            }
-            core::hint::spin_loop();
-        }
+        // TIMEOUT: the caller's; it knows what the channel runs (a launch round trip is
+        // microseconds, a 1 GiB copy tens of milliseconds).
+        let wait = Wait::spin("a timeline semaphore to reach its target", timeout_ns);
+        poll_until(clock, wait, || self.reached(target).then_some(())).map_err(|t| {
+            SemaphoreError::Timeout(WaitTimeout {
+                channel: channel.state(),
+                semaphore_va: self.gpu_va(),
+                value: self.value(),
+                target,
+                waited_ns: t.waited_ns,
+            })
+        })
     }
 }
 

@@ -46,6 +46,8 @@ impl fmt::Display for SharedMemError {
     }
 }
 
+impl core::error::Error for SharedMemError {}
+
 /// Access to memory that is not in this address space: the simulated GPU's memory in
 /// another process, reached over tinygrad's remote protocol. Implementations order their
 /// accesses as issued (the stream is the ordering).

@@ -12,16 +12,17 @@
 //! `dev_graphics_nobundle.h` for Hopper or Blackwell, no fault types in Hopper's `dev_fault.h`.
 
 // Shared with regs_hwref.rs, which uses the rest of it.
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 #[path = "regs_hwref/headers.rs"]
 mod headers;
 
-use headers::{ChipHeaders, Define, Defines};
+use headers::{Defines, Lookup, load_file};
 use nvbare_core::chip::Arch;
 use nvbare_core::fault_names::{
     self, CodeName, MMU_ACCESS_TYPES_GB100, MMU_FAULT_TYPES_GB100, SM_GLOBAL_ERRORS_GA100,
     SM_GLOBAL_ERRORS_TU104, SM_WARP_ERRORS_GA100, SM_WARP_ERRORS_TU104,
 };
+use nvbare_hwref::Define;
 use std::path::{Path, PathBuf};
 
 const WARP: &str = "gr_gpc0_tpc0_sm0_hww_warp_esr_error_";
@@ -32,28 +33,21 @@ fn nvgpu_header(chip: &str) -> Defines {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/hwref-nvgpu")
         .join(format!("hw_gr_{chip}.h"));
-    let mut defines = Defines::default();
-    defines.add_file(&path);
-    defines
+    load_file(&path)
 }
 
 /// The value of a define's body (numbers, parentheses, `+ - *`; no other define).
 fn eval(define: &Define) -> u64 {
-    let empty = Defines::default();
-    let headers = ChipHeaders {
-        own: Defines::default(),
-        common: &empty,
-    };
-    headers
-        .eval(&define.body, &[], 0)
+    Defines::new()
+        .eval(&define.body, &[])
         .unwrap_or_else(|e| panic!("{}: {e}", define.body))
 }
 
 /// `(name suffix, value)` of every define `<prefix><suffix><ending>()` in `defines`.
 fn codes(defines: &Defines, prefix: &str, ending: &str) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = defines
-        .map
-        .iter()
+        .names()
+        .map(|name| (name, defines.definitions(name)))
         .filter_map(|(name, all)| {
             let suffix = name.strip_prefix(prefix)?.strip_suffix(ending)?;
             let define = all.iter().find(|d| d.param.as_deref() == Some(""))?;
@@ -87,9 +81,9 @@ fn check_sm(chip: &str, warp: &[CodeName], global: &[CodeName]) {
 
     // The error field is bits 15:0.
     let field = defines
-        .map
-        .get("gr_gpc0_tpc0_sm0_hww_warp_esr_error_v")
-        .and_then(|all| all.iter().find(|d| d.param.as_deref() == Some("r")))
+        .definitions("gr_gpc0_tpc0_sm0_hww_warp_esr_error_v")
+        .iter()
+        .find(|d| d.param.as_deref() == Some("r"))
         .unwrap_or_else(|| panic!("{chip}: no warp_esr_error_v(r)"));
     let body: String = field.body.split_whitespace().collect();
     assert_eq!(body, "(((r)>>0U)&0xffffU)", "{chip}");
@@ -159,8 +153,8 @@ fn published_dir() -> Option<PathBuf> {
 /// `(suffix, value)` of every object-like `<prefix><suffix>` whose value is a number.
 fn object_codes(defines: &Defines, prefix: &str) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = defines
-        .map
-        .iter()
+        .names()
+        .map(|name| (name, defines.definitions(name)))
         .filter_map(|(name, all)| {
             let suffix = name.strip_prefix(prefix)?;
             let define = all.iter().find(|d| d.param.is_none())?;
@@ -181,8 +175,7 @@ fn mmu_codes_match_blackwell_dev_fault_h() {
         return;
     };
     for chip in ["blackwell/gb100", "blackwell/gb202"] {
-        let mut defines = Defines::default();
-        defines.add_file(&published.join(chip).join("dev_fault.h"));
+        let defines = load_file(&published.join(chip).join("dev_fault.h"));
         assert_eq!(
             table(MMU_FAULT_TYPES_GB100),
             object_codes(&defines, "NV_PFAULT_FAULT_TYPE_"),
@@ -230,12 +223,10 @@ fn the_sources_noted_in_the_module_are_still_the_nearest() {
         }
     }
     // Hopper's dev_fault.h names no fault or access types (so gb100's serve).
-    let mut gh100 = Defines::default();
-    gh100.add_file(&published.join("hopper/gh100/dev_fault.h"));
+    let gh100 = load_file(&published.join("hopper/gh100/dev_fault.h"));
     assert!(
         !gh100
-            .map
-            .keys()
+            .names()
             .any(|k| k.starts_with("NV_PFAULT_FAULT_TYPE_")
                 || k.starts_with("NV_PFAULT_ACCESS_TYPE_")),
         "gh100's dev_fault.h names fault types now: check Hopper against it"

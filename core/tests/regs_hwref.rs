@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use nvbare_core::chip::{Arch, Chip};
 use nvbare_core::regs::{HwrefAddress, HwrefRegister, hwref_bases, hwref_table};
 
-use headers::{ChipHeaders, Defines, split_range};
+use headers::{ChipHeaders, Lookup, load_dir, load_file, split_range};
 
 const OGKM: &str = "open-gpu-kernel-modules-570.144";
 
@@ -75,7 +75,7 @@ struct Tally {
 fn check_register(chip: Chip, headers: &ChipHeaders, reg: &HwrefRegister, tally: &mut Tally) {
     let marked_absent = reg.absent_in.contains(&chip);
     let function_like = !matches!(reg.address, HwrefAddress::Value(_));
-    let define = match headers.get(reg.name, function_like) {
+    let define = match headers.define(reg.name, function_like) {
         Ok(define) => define,
         Err(err) => {
             tally.failures.push(format!("{chip}: {err}"));
@@ -108,14 +108,14 @@ fn check_register(chip: Chip, headers: &ChipHeaders, reg: &HwrefRegister, tally:
         HwrefAddress::Value(value) => compare(
             chip,
             reg.name,
-            headers.eval(&define.body, &[], 0),
+            headers.eval(&define.body, &[]),
             u64::from(value),
             tally,
         ),
         HwrefAddress::Element { index, value } => compare(
             chip,
             &format!("{}({index})", reg.name),
-            headers.call(reg.name, u64::from(index), 0),
+            headers.call(reg.name, u64::from(index)),
             u64::from(value),
             tally,
         ),
@@ -129,7 +129,7 @@ fn check_register(chip: Chip, headers: &ChipHeaders, reg: &HwrefRegister, tally:
                 ok &= compare(
                     chip,
                     &format!("{}({i})", reg.name),
-                    headers.call(reg.name, u64::from(i), 0),
+                    headers.call(reg.name, u64::from(i)),
                     u64::from(base) + u64::from(stride) * u64::from(i),
                     tally,
                 );
@@ -139,7 +139,7 @@ fn check_register(chip: Chip, headers: &ChipHeaders, reg: &HwrefRegister, tally:
                 ok &= compare(
                     chip,
                     &size_name,
-                    headers.value_of(&size_name, 0),
+                    headers.value(&size_name),
                     u64::from(count),
                     tally,
                 );
@@ -214,13 +214,13 @@ fn check_bases(chip: Chip, headers: &ChipHeaders, tally: &mut Tally) {
     for base in hwref_bases() {
         let marked_absent = base.absent_in.contains(&chip);
         let define = headers
-            .get(base.name, false)
+            .define(base.name, false)
             .ok()
             .flatten()
             .map(|d| (d, false))
             .or_else(|| {
                 headers
-                    .get(base.name, true)
+                    .define(base.name, true)
                     .ok()
                     .flatten()
                     .map(|d| (d, true))
@@ -241,11 +241,11 @@ fn check_bases(chip: Chip, headers: &ChipHeaders, tally: &mut Tally) {
             )),
             (Some((define, function_like)), false) => {
                 let found = if function_like {
-                    headers.call(base.name, 0, 0)
+                    headers.call(base.name, 0)
                 } else if let Some((_, lo)) = split_range(&define.body) {
-                    headers.eval(lo, &[], 0)
+                    headers.eval(lo, &[])
                 } else {
-                    headers.eval(&define.body, &[], 0)
+                    headers.eval(&define.body, &[])
                 };
                 if compare(chip, base.name, found, u64::from(base.value), tally) {
                     tally.bases += 1;
@@ -260,8 +260,7 @@ fn registers_match_hwref_headers() {
     let Some(published) = published_dir() else {
         return;
     };
-    let mut common = Defines::default();
-    common.add_file(&published.join("nv_ref.h"));
+    let common = load_file(&published.join("nv_ref.h"));
     let mut tally = Tally::default();
     let mut all_names: Vec<&str> = Arch::ALL
         .iter()
@@ -273,7 +272,7 @@ fn registers_match_hwref_headers() {
     let mut not_on_arch = 0;
     for &(chip, dir) in CHECKED_CHIPS {
         let headers = ChipHeaders {
-            own: Defines::load_dir(&published.join(dir)),
+            own: load_dir(&published.join(dir)),
             common: &common,
         };
         let table = hwref_table(chip.arch());
@@ -334,13 +333,11 @@ fn chip_ids_match_nv_ref_and_ctrl2080mc() {
     let Some(published) = published_dir() else {
         return;
     };
-    let mut nv_ref = Defines::default();
-    nv_ref.add_file(&published.join("nv_ref.h"));
+    let nv_ref = load_file(&published.join("nv_ref.h"));
     let ctrl = reference_dir()
         .join(OGKM)
         .join("src/common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080mc.h");
-    let mut mc = Defines::default();
-    mc.add_file(&ctrl);
+    let mc = load_file(&ctrl);
     let headers = ChipHeaders {
         own: mc,
         common: &nv_ref,
@@ -349,7 +346,7 @@ fn chip_ids_match_nv_ref_and_ctrl2080mc() {
     let mut checked = 0;
     for arch in Arch::ALL {
         let name = format!("NV_PMC_BOOT_42_ARCHITECTURE_{}", arch.hwref_name());
-        match headers.value_of(&name, 0) {
+        match headers.value(&name) {
             Ok(v) if v == u64::from(arch.boot42_architecture()) => checked += 1,
             other => failures.push(format!(
                 "{name}: {other:?} vs {:#x}",
@@ -360,14 +357,14 @@ fn chip_ids_match_nv_ref_and_ctrl2080mc() {
             "NV2080_CTRL_MC_ARCH_INFO_ARCHITECTURE_{}",
             arch.hwref_name()
         );
-        match headers.value_of(&name, 0) {
+        match headers.value(&name) {
             Ok(v) if v == u64::from(arch.boot42_architecture()) << 4 => checked += 1,
             other => failures.push(format!("{name}: {other:?}")),
         }
     }
     for &chip in Chip::ALL {
         let name = format!("NV2080_CTRL_MC_ARCH_INFO_IMPLEMENTATION_{}", chip.name());
-        match headers.value_of(&name, 0) {
+        match headers.value(&name) {
             Ok(v) if v == u64::from(chip.boot42_implementation()) => checked += 1,
             other => failures.push(format!(
                 "{name}: {other:?} vs {:#x}",
@@ -386,20 +383,20 @@ fn chip_ids_match_nv_ref_and_ctrl2080mc() {
 /// Whether `headers` define `reg` at the address the definition claims (`None`: not defined).
 fn address_agrees(headers: &ChipHeaders, reg: &HwrefRegister) -> Result<Option<bool>, String> {
     let function_like = !matches!(reg.address, HwrefAddress::Value(_));
-    let Some(define) = headers.own.get(reg.name, function_like)? else {
+    let Some(define) = headers.own.define(reg.name, function_like)? else {
         return Ok(None);
     };
     let agrees = match reg.address {
-        HwrefAddress::Value(value) => headers.eval(&define.body, &[], 0)? == u64::from(value),
+        HwrefAddress::Value(value) => headers.eval(&define.body, &[])? == u64::from(value),
         HwrefAddress::Element { index, value } => {
-            headers.call(reg.name, u64::from(index), 0)? == u64::from(value)
+            headers.call(reg.name, u64::from(index))? == u64::from(value)
         }
         HwrefAddress::Indexed {
             base,
             stride,
             count,
         } => (0..count).all(|i| {
-            headers.call(reg.name, u64::from(i), 0).ok()
+            headers.call(reg.name, u64::from(i)).ok()
                 == Some(u64::from(base) + u64::from(stride) * u64::from(i))
         }),
     };
@@ -414,8 +411,7 @@ fn absent_registers_agree_with_other_chips_headers() {
     let Some(published) = published_dir() else {
         return;
     };
-    let mut common = Defines::default();
-    common.add_file(&published.join("nv_ref.h"));
+    let common = load_file(&published.join("nv_ref.h"));
     let mut sibling_dirs: Vec<(String, PathBuf)> = Vec::new();
     for family in fs::read_dir(&published).unwrap() {
         let family = family.unwrap().path();
@@ -434,7 +430,7 @@ fn absent_registers_agree_with_other_chips_headers() {
             (
                 name.clone(),
                 ChipHeaders {
-                    own: Defines::load_dir(dir),
+                    own: load_dir(dir),
                     common: &common,
                 },
             )

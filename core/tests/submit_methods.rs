@@ -6,55 +6,49 @@ mod submit_common;
 use submit_common::shared_path;
 
 use nvbare_core::{compute, copy, gpfifo, push};
-use std::collections::HashMap;
+use nvbare_hwref::{Headers, Lookup};
 
-/// `#define NAME value` pairs of a header; values are `(0x..)`, `0x..` or `hi:lo`.
-fn defines(rel: &str) -> HashMap<String, String> {
-    let text = std::fs::read_to_string(shared_path(rel)).unwrap();
-    text.lines()
-        .filter_map(|l| l.strip_prefix("#define "))
-        .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            Some((it.next()?.to_string(), it.next()?.to_string()))
-        })
-        .collect()
-}
-
-fn num(s: &str) -> u32 {
-    let s = s.trim_matches(|c| c == '(' || c == ')');
-    u32::from_str_radix(s.trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("{s}"))
-}
-
-struct Header(HashMap<String, String>, usize);
+/// A class header, read with nvbare's one header reader (`nvbare-hwref`), and how many of its
+/// defines were checked.
+struct Header(Headers, usize);
 
 impl Header {
     fn new(rel: &str) -> Self {
-        Header(defines(rel), 0)
+        let mut h = Headers::new();
+        h.add_file(&shared_path(rel)).unwrap();
+        Header(h, 0)
     }
     fn method(&mut self, name: &str, ours: u32) {
-        let v = self
-            .0
-            .get(name)
-            .unwrap_or_else(|| panic!("{name} not in header"));
-        assert_eq!(num(v), ours, "{name}");
+        let v = self.0.value(name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v, u64::from(ours), "{name}");
         self.1 += 1;
+    }
+    /// The `(hi, lo)` of field `field`.
+    fn range(&self, field: &str) -> (u64, u64) {
+        self.0
+            .field(field)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("{field} not in header"))
     }
     /// The bits of `field` = `value_name` (or a number), shifted into place.
     fn bits(&mut self, field: &str, value: &str) -> u32 {
-        let range = self
-            .0
-            .get(field)
-            .unwrap_or_else(|| panic!("{field} not in header"));
-        let (hi, lo) = range.split_once(':').unwrap();
-        let (hi, lo): (u32, u32) = (hi.parse().unwrap(), lo.parse().unwrap());
-        let v = match self.0.get(&format!("{field}_{value}")) {
-            Some(v) => num(v),
-            None => value.parse().unwrap(),
+        let (hi, lo) = self.range(field);
+        let v = match self.0.value(&format!("{field}_{value}")) {
+            Ok(v) => v,
+            Err(_) => value.parse().unwrap(),
         };
-        assert!(hi >= lo && v < (1u64 << (hi - lo + 1)) as u32);
+        assert!(hi >= lo && v < (1u64 << (hi - lo + 1)));
         self.1 += 1;
-        v << lo
+        (v << lo) as u32
     }
+}
+
+/// `hi:lo` of the bits set in `mask` (one field set to all ones), within their 32-bit word.
+fn word_range(mask: u64) -> (u64, u64) {
+    let lo = u64::from(mask.trailing_zeros());
+    let hi = 63 - u64::from(mask.leading_zeros());
+    assert_eq!(hi / 32, lo / 32, "a field inside one word");
+    (hi % 32, lo % 32)
 }
 
 #[test]
@@ -197,7 +191,7 @@ fn compute_methods_match_clcbc0_h() {
         "NVC9C0_REPORT_SEMAPHORE_EXECUTE",
         compute::REPORT_SEMAPHORE_EXECUTE,
     );
-    assert!(!a.0.contains_key("NVC6C0_REPORT_SEMAPHORE_EXECUTE"));
+    assert!(!a.0.contains("NVC6C0_REPORT_SEMAPHORE_EXECUTE"));
     let mut b = Header::new("reference/open-gpu-doc/classes/compute/clcec0.h");
     b.method("NVCEC0_SEND_PCAS_A", compute::SEND_PCAS_A);
     b.method(
@@ -337,14 +331,17 @@ fn host_methods_and_headers_match_clc56f_and_clc86f() {
     ] {
         h.method(name, kind.opcode());
     }
-    for (field, lo) in [
-        ("NVC56F_DMA_INCR_ADDRESS", "11:0"),
-        ("NVC56F_DMA_INCR_SUBCHANNEL", "15:13"),
-        ("NVC56F_DMA_INCR_COUNT", "28:16"),
-        ("NVC56F_DMA_INCR_OPCODE", "31:29"),
-        ("NVC56F_DMA_IMMD_DATA", "28:16"),
+    // The method header's bitfield-struct layout is the header's.
+    let m = || push::MethodHeader::new();
+    let mh = |h: push::MethodHeader| word_range(u64::from(h.into_bits()));
+    for (field, ours) in [
+        ("NVC56F_DMA_INCR_ADDRESS", mh(m().with_method_dword(0xfff))),
+        ("NVC56F_DMA_INCR_SUBCHANNEL", mh(m().with_subchannel(7))),
+        ("NVC56F_DMA_INCR_COUNT", mh(m().with_count(0x1fff))),
+        ("NVC56F_DMA_INCR_OPCODE", mh(m().with_opcode(7))),
+        ("NVC56F_DMA_IMMD_DATA", mh(m().with_count(0x1fff))),
     ] {
-        assert_eq!(h.0[field], lo, "{field}");
+        assert_eq!(h.range(field), ours, "{field}");
     }
     let sub = push::Subchannel::new(5).unwrap();
     let w = push::encode_header(push::HeaderKind::Incrementing, sub, 0x3ffc, 0x1fff).unwrap();
@@ -361,17 +358,24 @@ fn host_methods_and_headers_match_clc56f_and_clc86f() {
     k.method("NVC86F_SEM_ADDR_LO", host::SEM_ADDR_LO);
     k.method("NVC86F_SEM_EXECUTE", host::SEM_EXECUTE);
     k.method("NVC86F_WFI", host::WFI);
-    for (field, range) in [
-        ("NVC86F_GP_ENTRY0_GET", "31:2"),
-        ("NVC86F_GP_ENTRY1_GET_HI", "7:0"),
-        ("NVC86F_GP_ENTRY1_LEVEL", "9:9"),
-        ("NVC86F_GP_ENTRY1_LENGTH", "30:10"),
-        ("NVC86F_GP_ENTRY1_SYNC", "31:31"),
+    // The GPFIFO entry's bitfield-struct layout is the header's (word 1 is bits 63:32).
+    let e = || gpfifo::GpEntryBits::new();
+    let eb = |x: gpfifo::GpEntryBits| word_range(x.into_bits());
+    for (field, ours) in [
+        (
+            "NVC86F_GP_ENTRY0_FETCH",
+            eb(e().with_fetch_conditional(true)),
+        ),
+        ("NVC86F_GP_ENTRY0_GET", eb(e().with_get(0x3fff_ffff))),
+        ("NVC86F_GP_ENTRY1_GET_HI", eb(e().with_get_hi(0xff))),
+        ("NVC86F_GP_ENTRY1_LEVEL", eb(e().with_subroutine(true))),
+        ("NVC86F_GP_ENTRY1_LENGTH", eb(e().with_length(0x1f_ffff))),
+        ("NVC86F_GP_ENTRY1_SYNC", eb(e().with_sync_wait(true))),
     ] {
-        assert_eq!(k.0[field], range, "{field}");
+        assert_eq!(k.range(field), ours, "{field}");
     }
     assert_eq!(
-        num(&k.0["NVC86F_GP_ENTRY__SIZE"]) as usize,
+        k.0.value("NVC86F_GP_ENTRY__SIZE").unwrap() as usize,
         gpfifo::GP_ENTRY_SIZE
     );
     let text = std::fs::read_to_string(shared_path(

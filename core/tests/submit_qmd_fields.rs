@@ -5,89 +5,42 @@ mod submit_common;
 use submit_common as common;
 
 use nvbare_core::qmd::{QmdField, QmdVersion};
+use nvbare_hwref::Headers;
 use std::collections::HashMap;
 
-/// Evaluates the integer expressions NVIDIA writes inside `MW(...)`: digits, `+`, `*`, parens.
-fn eval(expr: &str) -> u32 {
-    fn sum(s: &[u8], i: &mut usize) -> u32 {
-        let mut v = product(s, i);
-        while *i < s.len() && s[*i] == b'+' {
-            *i += 1;
-            v += product(s, i);
-        }
-        v
-    }
-    fn product(s: &[u8], i: &mut usize) -> u32 {
-        let mut v = atom(s, i);
-        while *i < s.len() && s[*i] == b'*' {
-            *i += 1;
-            v *= atom(s, i);
-        }
-        v
-    }
-    fn atom(s: &[u8], i: &mut usize) -> u32 {
-        if s[*i] == b'(' {
-            *i += 1;
-            let v = sum(s, i);
-            assert_eq!(s[*i], b')');
-            *i += 1;
-            v
-        } else {
-            let start = *i;
-            while *i < s.len() && s[*i].is_ascii_digit() {
-                *i += 1;
-            }
-            std::str::from_utf8(&s[start..*i]).unwrap().parse().unwrap()
-        }
-    }
-    let s: Vec<u8> = expr.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    let mut i = 0;
-    let v = sum(&s, &mut i);
-    assert_eq!(i, s.len(), "unparsed rest in {expr}");
-    v
-}
-
-/// `NAME` -> the `MW(...)` body, for every `#define <prefix>NAME[(i)] MW(...)` in the header.
-fn header_fields(file: &str, prefix: &str) -> HashMap<String, String> {
-    let text = std::fs::read_to_string(common::shared_path(&format!(
+/// `NAME` -> (its parameter, the `MW(...)` body), for every `#define <prefix>NAME[(i)] MW(...)`
+/// of the header, read with nvbare's one header reader (`nvbare-hwref`).
+fn header_fields(file: &str, prefix: &str) -> HashMap<String, (Option<String>, String)> {
+    let mut h = Headers::new();
+    h.add_file(&common::shared_path(&format!(
         "reference/open-gpu-doc/classes/compute/{file}"
     )))
     .expect("QMD header");
     let mut out = HashMap::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("#define ") else {
+    for name in h.names() {
+        let Some(short) = name.strip_prefix(prefix) else {
             continue;
         };
-        let Some(rest) = rest.strip_prefix(prefix) else {
-            continue;
-        };
-        let Some(mw) = rest.find("MW(") else { continue };
-        let name = rest[..mw].trim().trim_end_matches("(i)").to_string();
-        let body = rest[mw + 3..].trim().strip_suffix(')').unwrap().to_string();
-        out.insert(name, body);
+        for d in h.definitions(name) {
+            let Some(body) = d.body.strip_prefix("MW(").and_then(|b| b.strip_suffix(')')) else {
+                continue;
+            };
+            out.insert(short.to_string(), (d.param.clone(), body.to_string()));
+        }
     }
     out
 }
 
-/// The `(hi, lo)` of header field `body` for element `index`.
-fn position(body: &str, index: Option<u32>) -> (u32, u32) {
-    let body = match index {
-        Some(i) => body.replace("(i)", &format!("({i})")),
-        None => body.to_string(),
-    };
-    // Split at the ':' outside parentheses.
-    let mut depth = 0;
-    let mut split = None;
-    for (k, c) in body.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ':' if depth == 0 => split = Some(k),
-            _ => {}
-        }
-    }
-    let k = split.expect("hi:lo");
-    (eval(&body[..k]), eval(&body[k + 1..]))
+/// The `(hi, lo)` of header field `(param, body)` for element `index`.
+fn position((param, body): &(Option<String>, String), index: Option<u32>) -> (u32, u32) {
+    let bindings: Vec<(&str, u64)> = param
+        .as_deref()
+        .map(|p| (p, u64::from(index.unwrap_or(0))))
+        .into_iter()
+        .collect();
+    let (hi, lo) = nvbare_hwref::range(&Headers::new(), body, &bindings)
+        .unwrap_or_else(|e| panic!("{body}: {e}"));
+    (hi as u32, lo as u32)
 }
 
 fn check(version: QmdVersion, file: &str, prefix: &str) -> usize {
@@ -103,12 +56,18 @@ fn check(version: QmdVersion, file: &str, prefix: &str) -> usize {
         let body = header
             .get(f.name)
             .unwrap_or_else(|| panic!("{file}: no field {prefix}{}", f.name));
-        let indexed = body.contains("(i)");
+        let indexed = body.0.is_some();
         assert_eq!(indexed, f.index.is_some(), "{file}: {} indexing", f.name);
         let (hi, lo) = position(body, f.index);
-        assert_eq!((f.hi, f.lo), (hi, lo), "{file}: {}({:?})", f.name, f.index);
+        assert_eq!(
+            (f.bits.hi, f.bits.lo),
+            (hi, lo),
+            "{file}: {}({:?})",
+            f.name,
+            f.index
+        );
         assert!(
-            (f.hi as usize) < version.size_bytes() * 8,
+            (f.bits.hi as usize) < version.size_bytes() * 8,
             "{} beyond the QMD",
             f.name
         );
@@ -151,7 +110,7 @@ fn fields_of_one_version_do_not_overlap() {
         for (i, a) in fields.iter().enumerate() {
             for b in &fields[i + 1..] {
                 assert!(
-                    a.hi < b.lo || b.hi < a.lo,
+                    a.bits.hi < b.bits.lo || b.bits.hi < a.bits.lo,
                     "{v:?}: {}{:?} overlaps {}{:?}",
                     a.name,
                     a.index,

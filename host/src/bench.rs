@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
-use crate::nvk::NvkError;
-use crate::nvk::gpu::Gpu;
-use crate::nvk::mem::Placement;
+use nvbare_core::gpu::Placement;
+
+use crate::nvk::{self, Error, Gpu};
 
 /// The cubin with the benchmark kernels (see `host/data/build.sh`).
 pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin");
@@ -27,7 +27,29 @@ pub struct Figures {
     pub alloc_free_1gib_us: f64,
 }
 
-fn median5(mut f: impl FnMut() -> Result<f64, NvkError>) -> Result<f64, NvkError> {
+/// What to measure and how (the measurement knobs, passed in: `nvbare bench --d2d-kernel`,
+/// `--d2d-shape`, or their `NVBARE_D2D_KERNEL` / `NVBARE_D2D` environment forms).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Only the launch figures.
+    pub launch_only: bool,
+    /// The SM copy kernel of the device-to-device figure.
+    pub d2d_kernel: String,
+    /// Its shape (see [`d2d_shape`]); `None` for the kernel's default.
+    pub d2d_shape: Option<(u32, u32)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            launch_only: false,
+            d2d_kernel: "copy_flat".into(),
+            d2d_shape: None,
+        }
+    }
+}
+
+fn median5(mut f: impl FnMut() -> Result<f64, Error>) -> Result<f64, Error> {
     let mut v = Vec::with_capacity(5);
     for _ in 0..5 {
         v.push(f()?);
@@ -36,11 +58,11 @@ fn median5(mut f: impl FnMut() -> Result<f64, NvkError>) -> Result<f64, NvkError
     Ok(v[2])
 }
 
-/// Runs every benchmark on `gpu` (`launch_only`: just the launch figures).
-pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
+/// Runs every benchmark on `gpu` as `opts` says.
+pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
     let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
-    let d2d_kernel = std::env::var("NVBARE_D2D_KERNEL").unwrap_or_else(|_| "copy_flat".into());
-    let copy_kernel = gpu.load(BENCH_CUBIN, &d2d_kernel)?;
+    let d2d_kernel = opts.d2d_kernel.as_str();
+    let copy_kernel = gpu.load(BENCH_CUBIN, d2d_kernel)?;
     // Warm up for half a second of back-to-back launches, so the GPU has left its
     // idle clocks before anything is timed (cuda_base, run right after, inherits
     // the same warm GPU).
@@ -57,7 +79,7 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
             let t = Instant::now();
             for _ in 0..N {
                 let v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
-                gpu.wait_compute(v)?;
+                gpu.wait(v)?;
             }
             Ok(t.elapsed().as_secs_f64() / f64::from(N) * 1e6)
         })?,
@@ -65,50 +87,50 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     };
     f.launch_async_us = median5(|| {
         let t = Instant::now();
-        let mut v = 0;
-        for _ in 0..N {
+        let mut v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
+        for _ in 1..N {
             v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
         }
-        gpu.wait_compute(v)?;
+        gpu.wait(v)?;
         Ok(t.elapsed().as_secs_f64() / f64::from(N) * 1e6)
     })?;
     f.launch_batched_us = median5(|| {
         let t = Instant::now();
         let v = gpu.launch_many(&empty, [1, 1, 1], [1, 1, 1], &[], 1000)?;
-        gpu.wait_compute(v)?;
+        gpu.wait(v)?;
         Ok(t.elapsed().as_secs_f64() / 1000.0 * 1e6)
     })?;
 
-    if launch_only {
+    if opts.launch_only {
         return Ok(f);
     }
     let size: u64 = 1 << 30;
     let host = gpu.alloc(size, Placement::Host, true)?;
     let d0 = gpu.alloc(size, Placement::Vram, false)?;
     let d1 = gpu.alloc(size, Placement::Vram, false)?;
-    // SAFETY: `host` is a live CPU mapping of `size` bytes; nothing else uses it yet.
-    unsafe { std::ptr::write_bytes(host.cpu_ptr()?, 1, size as usize) };
+    nvk::view(&host)?.fill(0, size as usize, 1)?;
     let gbps = |t: Instant| size as f64 / t.elapsed().as_secs_f64() / 1e9;
-    let timed_copy = |gpu: &mut Gpu, dst: u64, src: u64| -> Result<f64, NvkError> {
+    let timed_copy = |gpu: &mut Gpu, dst: u64, src: u64| -> Result<f64, Error> {
         let t = Instant::now();
         let v = gpu.copy(dst, src, size)?;
-        gpu.wait_copy(v)?;
+        gpu.wait(v)?;
         Ok(gbps(t))
     };
-    f.h2d_gbps = median5(|| timed_copy(gpu, d0.gpu_va, host.gpu_va))?;
-    f.d2h_gbps = median5(|| timed_copy(gpu, host.gpu_va, d0.gpu_va))?;
-    f.d2d_ce_gbps = median5(|| timed_copy(gpu, d1.gpu_va, d0.gpu_va))?;
+    let (host_va, d0_va, d1_va) = (host.gpu_va(), d0.gpu_va(), d1.gpu_va());
+    f.h2d_gbps = median5(|| timed_copy(gpu, d0_va, host_va))?;
+    f.d2h_gbps = median5(|| timed_copy(gpu, host_va, d0_va))?;
+    f.d2d_ce_gbps = median5(|| timed_copy(gpu, d1_va, d0_va))?;
     let n16 = size / 16;
     let mut params = Vec::new();
-    params.extend_from_slice(&d0.gpu_va.to_le_bytes());
-    params.extend_from_slice(&d1.gpu_va.to_le_bytes());
+    params.extend_from_slice(&d0_va.to_le_bytes());
+    params.extend_from_slice(&d1_va.to_le_bytes());
     params.extend_from_slice(&n16.to_le_bytes());
-    let sms = gpu.dev.gr.sm_count.max(1);
-    let (grid, block) = d2d_shape(&d2d_kernel, n16, sms);
+    let sms = gpu.gr().sm_count.max(1);
+    let (grid, block) = d2d_shape(d2d_kernel, opts.d2d_shape, n16, sms);
     f.d2d_sm_gbps = median5(|| {
         let t = Instant::now();
         let v = gpu.launch(&copy_kernel, grid, block, &params)?;
-        gpu.wait_compute(v)?;
+        gpu.wait(v)?;
         Ok(gbps(t))
     })?;
     // Both engines at once: the SM kernel copies most of it while the copy
@@ -116,16 +138,16 @@ pub fn run(gpu: &mut Gpu, launch_only: bool) -> Result<Figures, NvkError> {
     let ce_part = (size as f64 * ce_share(f.d2d_ce_gbps, f.d2d_sm_gbps)) as u64 / 4096 * 4096;
     let sm_part = size - ce_part;
     let mut split_params = Vec::new();
-    split_params.extend_from_slice(&d0.gpu_va.to_le_bytes());
-    split_params.extend_from_slice(&d1.gpu_va.to_le_bytes());
+    split_params.extend_from_slice(&d0_va.to_le_bytes());
+    split_params.extend_from_slice(&d1_va.to_le_bytes());
     split_params.extend_from_slice(&(sm_part / 16).to_le_bytes());
     f.d2d_both_gbps = median5(|| {
         let t = Instant::now();
-        let c = gpu.copy(d1.gpu_va + sm_part, d0.gpu_va + sm_part, ce_part)?;
-        let (grid, block) = d2d_shape(&d2d_kernel, sm_part / 16, sms);
+        let c = gpu.copy(d1_va + sm_part, d0_va + sm_part, ce_part)?;
+        let (grid, block) = d2d_shape(d2d_kernel, opts.d2d_shape, sm_part / 16, sms);
         let v = gpu.launch(&copy_kernel, grid, block, &split_params)?;
-        gpu.wait_compute(v)?;
-        gpu.wait_copy(c)?;
+        gpu.wait(v)?;
+        gpu.wait(c)?;
         Ok(gbps(t))
     })?;
     gpu.free(host);
@@ -168,19 +190,18 @@ fn ce_share(ce_gbps: f64, sm_gbps: f64) -> f64 {
 /// Grid and block of the SM copy kernel for `n16` 16-byte elements. The
 /// `copy_flat*` kernels take one (or two) elements per thread over a grid that
 /// covers the copy; the grid-stride kernels get a number of blocks per SM.
-/// `NVBARE_D2D=A,THREADS` sets the elements per thread (flat) or the blocks per
+/// `shape` = (A, THREADS) sets the elements per thread (flat) or the blocks per
 /// SM (grid-stride), and the threads per block; the default is 1,256 (flat) and
 /// 8,512 (grid-stride).
-fn d2d_shape(kernel: &str, n16: u64, sms: u32) -> ([u32; 3], [u32; 3]) {
+pub fn d2d_shape(
+    kernel: &str,
+    shape: Option<(u32, u32)>,
+    n16: u64,
+    sms: u32,
+) -> ([u32; 3], [u32; 3]) {
     let flat = kernel.starts_with("copy_flat");
     let per_thread: u64 = if kernel == "copy_flat2" { 2 } else { 1 };
-    let (a, threads) = std::env::var("NVBARE_D2D")
-        .ok()
-        .and_then(|s| {
-            let (a, b) = s.split_once(',')?;
-            Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
-        })
-        .unwrap_or(if flat { (1, 256) } else { (8, 512) });
+    let (a, threads) = shape.unwrap_or(if flat { (1, 256) } else { (8, 512) });
     let threads = threads.max(1);
     let blocks = if flat {
         n16.div_ceil(per_thread * u64::from(threads))

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use nvbare_core::gpu::{GpuConfig, LaunchTuning, Placement};
+use nvbare_core::rm::Engine;
 
 use crate::bench;
-use crate::nvk::NvkError;
-use crate::nvk::gpu::Gpu;
-use crate::nvk::mem::Placement;
+use crate::nvk::{self, Gpu};
 
 /// Which way nvbare reaches the GPU.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -26,6 +26,9 @@ pub struct GpuArgs {
     /// GPU index, in the kernel driver's order.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
+    /// Launch tunings for measuring: membar=N,inval=0|1,mirror=0|1,relmembar=0|1.
+    #[arg(long, env = "NVBARE_TUNE", default_value = "")]
+    pub tune: String,
 }
 
 /// `nvbare run` options.
@@ -45,7 +48,7 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_dim3, default_value = "1,1,1")]
     pub block: [u32; 3],
     /// Kernel arguments in order: u32:N, i32:N, u64:N, f32:X, or buf:BYTES (a zeroed
-    /// video-memory buffer of BYTES, passed as its address; printed after the run).
+    /// buffer of BYTES, passed as its address; printed after the run).
     #[arg(long = "arg")]
     pub args: Vec<String>,
 }
@@ -65,6 +68,41 @@ pub struct BenchArgs {
     /// launch choices compared in one process.
     #[arg(long, conflicts_with_all = ["json", "launch_only"])]
     pub study: bool,
+    /// The SM kernel of the device-to-device copy (a kernel of host/data/bench_kernels.cu).
+    #[arg(long, env = "NVBARE_D2D_KERNEL", default_value = "copy_flat")]
+    pub d2d_kernel: String,
+    /// The SM copy's shape, A,THREADS: elements per thread (copy_flat*) or blocks per SM
+    /// (grid-stride kernels), and threads per block [default: 1,256 flat, 8,512 grid-stride].
+    #[arg(long, env = "NVBARE_D2D", value_parser = parse_pair)]
+    pub d2d_shape: Option<(u32, u32)>,
+}
+
+/// What a subcommand can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// An input file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A `--arg` is not one of the forms `run` takes.
+    #[error("--arg {0:?}: expected u32:N, i32:N, u64:N, f32:X or buf:BYTES")]
+    BadArg(String),
+    /// `--tune` / `NVBARE_TUNE` names an unknown override.
+    #[error("{0}")]
+    BadTune(String),
+    /// The GPU layer failed.
+    #[error(transparent)]
+    Gpu(#[from] nvk::Error),
+}
+
+impl From<nvbare_core::shared::SharedMemError> for CliError {
+    fn from(e: nvbare_core::shared::SharedMemError) -> Self {
+        Self::Gpu(e.into())
+    }
 }
 
 fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
@@ -80,49 +118,73 @@ fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
     }
 }
 
-fn open(a: &GpuArgs) -> Result<Gpu, NvkError> {
-    match a.backend {
-        Backend::Nvk => Gpu::open(a.device),
-    }
+fn parse_pair(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("{s:?}: give A,THREADS"))?;
+    let n = |p: &str| p.trim().parse::<u32>().map_err(|e| format!("{p:?}: {e}"));
+    Ok((n(a)?, n(b)?))
+}
+
+fn open(a: &GpuArgs) -> Result<Gpu, CliError> {
+    let tuning = LaunchTuning::parse(&a.tune).map_err(|e| CliError::BadTune(e.to_string()))?;
+    let config = GpuConfig {
+        tuning,
+        ..GpuConfig::default()
+    };
+    log::debug!("opening GPU {} ({:?}) with {config:?}", a.device, a.backend);
+    Ok(match a.backend {
+        Backend::Nvk => nvk::open(a.device, config)?,
+    })
 }
 
 /// `nvbare info`.
-pub fn info(a: &GpuArgs) -> Result<(), NvkError> {
+pub fn info(a: &GpuArgs) -> Result<(), CliError> {
     let gpu = open(a)?;
-    let d = &gpu.dev;
-    let pci = d.card.pci_info;
+    let i = gpu.info();
+    let pci = i.pci.map(|p| p.to_string()).unwrap_or_default();
     println!(
-        "gpu           {} ({:04x}:{:02x}:{:02x}.{}, device id {:#06x})",
-        d.name, pci.domain, pci.bus, pci.slot, pci.function, pci.device_id
+        "gpu           {} ({pci}, device id {:#06x})",
+        i.name, i.device_id
     );
-    println!(
-        "backend       nvk (NVIDIA kernel driver {})",
-        d.driver_version
-    );
+    println!("backend       nvk ({})", i.rm);
+    let g = gpu.gr();
     println!(
         "sm            sm_{}, {} SMs enabled ({} GPCs x {} TPCs x {} SMs per TPC in the design)",
         gpu.sm(),
-        d.gr.sm_count,
-        d.gr.gpcs,
-        d.gr.tpcs_per_gpc,
-        d.gr.sms_per_tpc
+        g.sm_count,
+        g.gpcs,
+        g.tpcs_per_gpc,
+        g.sms_per_tpc
     );
-    println!("vram          {} MiB", d.vram_bytes >> 20);
-    let c = d.classes;
+    println!("vram          {} MiB", i.vram_bytes >> 20);
+    let c = gpu.objects().classes;
     println!(
         "classes       gpfifo {:#06x}, compute {:#06x}, copy {:#06x}, usermode {:#06x}",
         c.gpfifo, c.compute, c.copy, c.usermode
     );
-    match d.copy_engine {
+    let ch = gpu.channels();
+    match ch.copy_engine {
         Some(ce) => println!("copy channel  own channel group on COPY{ce} (runs beside compute)"),
-        None => println!(
-            "copy channel  in the graphics channel group ({})",
-            d.copy_group_error
-                .as_deref()
-                .unwrap_or("no asynchronous copy engine tried")
-        ),
+        None if ch.copy_refusals.is_empty() => {
+            println!(
+                "copy channel  in the graphics channel group (no asynchronous copy engine tried)"
+            )
+        }
+        None => {
+            let why: Vec<String> = ch
+                .copy_refusals
+                .iter()
+                .map(|r| format!("COPY{}: {}: {}", r.engine, r.step, r.error))
+                .collect();
+            println!(
+                "copy channel  in the graphics channel group ({})",
+                why.join("; ")
+            );
+        }
     }
-    let names: Vec<String> = d
+    let names: Vec<String> = gpu
+        .objects()
         .class_list
         .iter()
         .map(|&id| match nvbare_gsp::rm::classes::name_of(id) {
@@ -138,13 +200,9 @@ fn parse_arg(
     gpu: &mut Gpu,
     spec: &str,
     out: &mut Vec<u8>,
-    bufs: &mut Vec<(String, crate::nvk::mem::Buffer)>,
-) -> Result<(), NvkError> {
-    let bad = || {
-        NvkError::Submit(format!(
-            "--arg {spec:?}: expected u32:N, i32:N, u64:N, f32:X or buf:BYTES"
-        ))
-    };
+    bufs: &mut Vec<(String, nvk::Buffer)>,
+) -> Result<(), CliError> {
+    let bad = || CliError::BadArg(spec.to_owned());
     let (kind, val) = spec.split_once(':').ok_or_else(bad)?;
     let align = |out: &mut Vec<u8>, n: usize| out.resize(out.len().next_multiple_of(n), 0);
     match kind {
@@ -167,10 +225,10 @@ fn parse_arg(
         "buf" => {
             let n: u64 = val.parse().map_err(|_| bad())?;
             let b = gpu.alloc(n.max(4), Placement::Host, true)?;
-            // SAFETY: a fresh CPU mapping of at least `n` bytes.
-            unsafe { std::ptr::write_bytes(b.cpu_ptr()?, 0, n as usize) };
+            let len = b.size() as usize;
+            nvk::view(&b)?.fill(0, len, 0)?;
             align(out, 8);
-            out.extend(b.gpu_va.to_le_bytes());
+            out.extend(b.gpu_va().to_le_bytes());
             bufs.push((spec.to_owned(), b));
         }
         _ => return Err(bad()),
@@ -179,9 +237,11 @@ fn parse_arg(
 }
 
 /// `nvbare run`.
-pub fn run(a: &RunArgs) -> Result<(), NvkError> {
-    let elf = std::fs::read(&a.cubin)
-        .map_err(|e| NvkError::Submit(format!("{}: {e}", a.cubin.display())))?;
+pub fn run(a: &RunArgs) -> Result<(), CliError> {
+    let elf = std::fs::read(&a.cubin).map_err(|source| CliError::Read {
+        path: a.cubin.display().to_string(),
+        source,
+    })?;
     let mut gpu = open(&a.gpu)?;
     let k = gpu.load(&elf, &a.kernel)?;
     let mut params = Vec::new();
@@ -192,8 +252,8 @@ pub fn run(a: &RunArgs) -> Result<(), NvkError> {
     params.resize(params.len().next_multiple_of(4), 0);
     params.truncate(k.info.param_size as usize);
     let t = std::time::Instant::now();
-    let v = gpu.launch(&k, a.grid, a.block, &params)?;
-    gpu.wait_compute(v)?;
+    let f = gpu.launch(&k, a.grid, a.block, &params)?;
+    gpu.wait(f)?;
     println!(
         "{} grid {:?} block {:?}: done in {:.1} us",
         a.kernel,
@@ -201,11 +261,10 @@ pub fn run(a: &RunArgs) -> Result<(), NvkError> {
         a.block,
         t.elapsed().as_secs_f64() * 1e6
     );
+    log::debug!("compute timeline at {}", gpu.completed(Engine::Compute));
     for (spec, b) in &bufs {
-        let n = (b.size as usize).min(64);
-        let mut head = vec![0u8; n];
-        // SAFETY: the buffer's CPU mapping is at least `n` bytes; the GPU finished.
-        unsafe { std::ptr::copy_nonoverlapping(b.cpu_ptr()?, head.as_mut_ptr(), n) };
+        let mut head = vec![0u8; (b.size() as usize).min(64)];
+        nvk::view(b)?.read(0, &mut head)?;
         let words: Vec<String> = head
             .chunks_exact(4)
             .map(|c| format!("{:08x}", u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
@@ -216,13 +275,18 @@ pub fn run(a: &RunArgs) -> Result<(), NvkError> {
 }
 
 /// `nvbare bench`.
-pub fn bench(a: &BenchArgs) -> Result<(), NvkError> {
+pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
     let mut gpu = open(&a.gpu)?;
     if a.study {
         print!("{}", crate::study::run(&mut gpu)?);
         return Ok(());
     }
-    let f = bench::run(&mut gpu, a.launch_only)?;
+    let opts = bench::Options {
+        launch_only: a.launch_only,
+        d2d_kernel: a.d2d_kernel.clone(),
+        d2d_shape: a.d2d_shape,
+    };
+    let f = bench::run(&mut gpu, &opts)?;
     if a.json {
         println!("{}", f.to_json());
     } else {
@@ -233,7 +297,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), NvkError> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_dim3;
+    use super::{parse_dim3, parse_pair};
 
     #[test]
     fn dim3_takes_one_to_three_numbers() {
@@ -243,5 +307,12 @@ mod tests {
         assert!(parse_dim3("1,2,3,4").is_err());
         assert!(parse_dim3("x").is_err());
         assert!(parse_dim3("").is_err());
+    }
+
+    #[test]
+    fn d2d_shape_is_two_numbers() {
+        assert_eq!(parse_pair("8,512"), Ok((8, 512)));
+        assert!(parse_pair("8").is_err());
+        assert!(parse_pair("a,1").is_err());
     }
 }

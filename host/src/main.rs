@@ -5,6 +5,10 @@ use nvbare_host::cli;
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
+    /// More log output on stderr: -v for info, -vv for debug, -vvv for trace (RUST_LOG, when
+    /// set, takes precedence: RUST_LOG=nvbare_core=trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -28,6 +32,15 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    let level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format_timestamp_micros()
+        .init();
     let result = match cli.command {
         Command::List => nvbare_host::pci::list(false).map_err(|e| e.to_string()),
         Command::Firmware { command } => {

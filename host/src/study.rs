@@ -11,10 +11,10 @@
 use std::fmt::Write;
 use std::time::Instant;
 
+use nvbare_core::gpu::{LaunchProfile, LaunchTuning, Placement};
+
 use crate::bench::BENCH_CUBIN;
-use crate::nvk::NvkError;
-use crate::nvk::gpu::{Gpu, Kernel, LaunchProfile, LaunchTuning};
-use crate::nvk::mem::Placement;
+use crate::nvk::{self, Error, Gpu, Kernel};
 
 const ONE: [u32; 3] = [1, 1, 1];
 
@@ -24,7 +24,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Runs the study and returns its report.
-pub fn run(gpu: &mut Gpu) -> Result<String, NvkError> {
+pub fn run(gpu: &mut Gpu) -> Result<String, Error> {
     let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
     let warm = Instant::now();
     while warm.elapsed().as_millis() < 500 {
@@ -74,7 +74,7 @@ pub fn run(gpu: &mut Gpu) -> Result<String, NvkError> {
         let t0 = cpu_ns();
         let v = gpu.launch_stamped(&empty, ONE, ONE, &[])?;
         let t1 = cpu_ns();
-        gpu.wait_compute(v)?;
+        gpu.wait(v)?;
         let t2 = cpu_ns();
         let (fetch, done) = gpu.last_stamps();
         let fetch = fetch as i64 - offset;
@@ -175,7 +175,7 @@ pub fn run(gpu: &mut Gpu) -> Result<String, NvkError> {
 
 /// What the stores on the submission path cost: fences, write-combined lines to
 /// video memory through BAR1, and a kick (fence, USERD GPPut, fence, doorbell).
-fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), NvkError> {
+fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), Error> {
     use std::sync::atomic::{Ordering, fence};
     const N: u32 = 2000;
     let vram = gpu.alloc(0x10000, Placement::Vram, true)?;
@@ -187,16 +187,16 @@ fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), NvkError> {
         }
         t.elapsed().as_nanos() as f64 / f64::from(N)
     };
-    let lines = |p: *mut u64, n: usize| {
-        for i in 0..n * 8 {
-            // SAFETY: `p` maps 0x10000 bytes and n * 64 <= 0x10000 here; nothing
-            // else uses the buffer.
-            unsafe { std::ptr::write_volatile(p.add(i), i as u64) };
-        }
+    // The stores of `n` 64-byte lines: 8-byte words 0, 1, 2, ... (built once, outside the
+    // timing).
+    let words = |n: usize| -> Vec<u8> { (0..n as u64 * 8).flat_map(u64::to_le_bytes).collect() };
+    let (one, twenty) = (words(1), words(20));
+    let lines = |view: &nvbare_core::gpu::BufferView<'_>, data: &[u8]| {
+        // Cannot fail: 20 lines fit the 0x10000-byte buffers.
+        let _ = view.write_u64s(0, data);
         fence(Ordering::SeqCst);
     };
-    let v = vram.cpu_ptr()?.cast::<u64>();
-    let h = host.cpu_ptr()?.cast::<u64>();
+    let (v, h) = (nvk::view(&vram)?, nvk::view(&host)?);
     let t = Instant::now();
     for _ in 0..N {
         gpu.rekick()?;
@@ -204,11 +204,17 @@ fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), NvkError> {
     let kick = t.elapsed().as_nanos() as f64 / f64::from(N);
     let costs = [
         ("fence", per(&mut || fence(Ordering::SeqCst))),
-        ("1 line to host memory + fence", per(&mut || lines(h, 1))),
-        ("1 line to VRAM (BAR1 WC) + fence", per(&mut || lines(v, 1))),
+        (
+            "1 line to host memory + fence",
+            per(&mut || lines(&h, &one)),
+        ),
+        (
+            "1 line to VRAM (BAR1 WC) + fence",
+            per(&mut || lines(&v, &one)),
+        ),
         (
             "20 lines to VRAM (BAR1 WC) + fence",
-            per(&mut || lines(v, 20)),
+            per(&mut || lines(&v, &twenty)),
         ),
         ("kick: fence, GPPut, fence, doorbell", kick),
     ];
@@ -220,11 +226,11 @@ fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), NvkError> {
     Ok(())
 }
 
-fn round_trips(gpu: &mut Gpu, k: &Kernel, n: u32) -> Result<f64, NvkError> {
+fn round_trips(gpu: &mut Gpu, k: &Kernel, n: u32) -> Result<f64, Error> {
     let t = Instant::now();
     for _ in 0..n {
         let v = gpu.launch(k, ONE, ONE, &[])?;
-        gpu.wait_compute(v)?;
+        gpu.wait(v)?;
     }
     Ok(t.elapsed().as_secs_f64() / f64::from(n) * 1e6)
 }

@@ -3,40 +3,46 @@
 //! the H200 through the `device` tool:
 //!   cargo test --release -p nvbare-host --test nvk_h200 --no-run   # here
 //!   ./nvk_h200-<hash> --ignored --test-threads=1 --nocapture        # there
+//!
+//! Buffers are read and written through their safe views (volatile, bounds-checked).
 
+use nvbare_core::gpu::{GpuConfig, Placement};
+use nvbare_core::rm::Engine;
 use nvbare_host::bench::BENCH_CUBIN;
-use nvbare_host::nvk::gpu::Gpu;
-use nvbare_host::nvk::mem::{Buffer, Placement};
+use nvbare_host::nvk::{self, Buffer, Gpu};
 
-/// A deterministic pseudo-random generator (xorshift64*), so failures reproduce.
-fn fill_random(buf: &Buffer, seed: u64) {
-    let p = buf.cpu_ptr().unwrap() as *mut u64;
+fn open() -> Gpu {
+    nvk::open(0, GpuConfig::default()).expect("open GPU")
+}
+
+/// `n` 8-byte words of a deterministic pseudo-random sequence (xorshift64*), so failures
+/// reproduce.
+fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
-    for i in 0..(buf.size / 8) as usize {
+    let mut out = Vec::with_capacity(n * 8);
+    for _ in 0..n {
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
-        // SAFETY: within the buffer's CPU mapping; the GPU is not using it.
-        unsafe {
-            p.add(i)
-                .write_volatile(x.wrapping_mul(0x2545_f491_4f6c_dd1d))
-        };
+        out.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
     }
+    out
+}
+
+/// Fills `buf` with the pseudo-random sequence of `seed`.
+fn fill_random(buf: &Buffer, seed: u64) {
+    let data = random_bytes((buf.size() / 8) as usize, seed);
+    nvk::view(buf).unwrap().write_u64s(0, &data).unwrap();
 }
 
 fn read_f32(buf: &Buffer, i: usize) -> f32 {
-    // SAFETY: callers index within the buffer; the GPU finished writing it.
-    unsafe {
-        (buf.cpu_ptr().unwrap() as *const f32)
-            .add(i)
-            .read_volatile()
-    }
+    f32::from_bits(nvk::view(buf).unwrap().read_u32(4 * i).unwrap())
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
 fn vector_add_one_million() {
-    let mut gpu = Gpu::open(0).expect("open GPU");
+    let mut gpu = open();
     let k = gpu.load(BENCH_CUBIN, "vector_add").expect("load");
     let n: u32 = 1 << 20;
     let bytes = u64::from(n) * 4;
@@ -51,18 +57,17 @@ fn vector_add_one_million() {
         gpu.alloc(bytes, Placement::Vram, false).unwrap(),
     );
     for (b, scale) in [(&ha, 1.0f32), (&hb, 0.5)] {
-        let p = b.cpu_ptr().unwrap() as *mut f32;
-        for i in 0..n as usize {
-            // SAFETY: within the mapping; no GPU work uses it yet.
-            unsafe { p.add(i).write_volatile(i as f32 * scale + 0.25) };
-        }
+        let data: Vec<u8> = (0..n as usize)
+            .flat_map(|i| (i as f32 * scale + 0.25).to_le_bytes())
+            .collect();
+        nvk::view(b).unwrap().write(0, &data).unwrap();
     }
     fill_random(&hc, 7); // poison the output
-    gpu.copy(da.gpu_va, ha.gpu_va, bytes).unwrap();
-    let v = gpu.copy(db.gpu_va, hb.gpu_va, bytes).unwrap();
-    gpu.wait_copy(v).unwrap();
+    gpu.copy(da.gpu_va(), ha.gpu_va(), bytes).unwrap();
+    let v = gpu.copy(db.gpu_va(), hb.gpu_va(), bytes).unwrap();
+    gpu.wait(v).unwrap();
     let mut params = Vec::new();
-    for va in [da.gpu_va, db.gpu_va, dc.gpu_va] {
+    for va in [da.gpu_va(), db.gpu_va(), dc.gpu_va()] {
         params.extend_from_slice(&va.to_le_bytes());
     }
     params.extend_from_slice(&n.to_le_bytes());
@@ -70,9 +75,9 @@ fn vector_add_one_million() {
     let v = gpu
         .launch(&k, [n / 256, 1, 1], [256, 1, 1], &params)
         .unwrap();
-    gpu.wait_compute(v).unwrap();
-    let v = gpu.copy(hc.gpu_va, dc.gpu_va, bytes).unwrap();
-    gpu.wait_copy(v).unwrap();
+    gpu.wait(v).unwrap();
+    let v = gpu.copy(hc.gpu_va(), dc.gpu_va(), bytes).unwrap();
+    gpu.wait(v).unwrap();
     let mut wrong = 0;
     for i in 0..n as usize {
         let want = (i as f32 + 0.25) + (i as f32 * 0.5 + 0.25);
@@ -92,22 +97,19 @@ fn vector_add_one_million() {
 #[test]
 #[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
 fn one_gib_round_trip_is_byte_exact() {
-    let mut gpu = Gpu::open(0).expect("open GPU");
+    let mut gpu = open();
     let size = 1u64 << 30;
     let src = gpu.alloc(size, Placement::Host, true).unwrap();
     let dst = gpu.alloc(size, Placement::Host, true).unwrap();
     let vram = gpu.alloc(size, Placement::Vram, false).unwrap();
     fill_random(&src, 0x1234_5678);
     fill_random(&dst, 99);
-    let v = gpu.copy(vram.gpu_va, src.gpu_va, size).unwrap();
-    gpu.wait_copy(v).unwrap();
-    let v = gpu.copy(dst.gpu_va, vram.gpu_va, size).unwrap();
-    gpu.wait_copy(v).unwrap();
-    // SAFETY: both mappings are `size` bytes and the GPU finished with them.
-    let same = unsafe {
-        std::slice::from_raw_parts(src.cpu_ptr().unwrap(), size as usize)
-            == std::slice::from_raw_parts(dst.cpu_ptr().unwrap(), size as usize)
-    };
+    let v = gpu.copy(vram.gpu_va(), src.gpu_va(), size).unwrap();
+    gpu.wait(v).unwrap();
+    let v = gpu.copy(dst.gpu_va(), vram.gpu_va(), size).unwrap();
+    gpu.wait(v).unwrap();
+    let same =
+        nvk::view(&src).unwrap().to_vec().unwrap() == nvk::view(&dst).unwrap().to_vec().unwrap();
     println!("1 GiB host -> VRAM -> host: byte-exact = {same}");
     assert!(same);
 }
@@ -115,28 +117,28 @@ fn one_gib_round_trip_is_byte_exact() {
 #[test]
 #[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
 fn hundred_thousand_launches_reach_the_timeline_value() {
-    let mut gpu = Gpu::open(0).expect("open GPU");
+    let mut gpu = open();
     let k = gpu.load(BENCH_CUBIN, "empty_kernel").expect("load");
-    let start = gpu.compute_value;
+    let start = gpu.submitted(Engine::Compute).value;
     let t = std::time::Instant::now();
-    let mut last = 0;
+    let mut last = gpu.submitted(Engine::Compute);
     for _ in 0..100_000 {
         last = gpu.launch(&k, [1, 1, 1], [32, 1, 1], &[]).unwrap();
     }
-    gpu.wait_compute(last).unwrap();
+    gpu.wait(last).unwrap();
     println!(
         "100000 launches: timeline {} (expected {}), {:.3} us per launch",
-        gpu.compute_done(),
+        gpu.completed(Engine::Compute),
         start + 100_000,
         t.elapsed().as_secs_f64() * 1e6 / 1e5
     );
-    assert_eq!(gpu.compute_done(), start + 100_000);
+    assert_eq!(gpu.completed(Engine::Compute), start + 100_000);
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
 fn store_to_unmapped_address_is_reported() {
-    let mut gpu = Gpu::open(0).expect("open GPU");
+    let mut gpu = open();
     let k = gpu.load(BENCH_CUBIN, "store_value").expect("load");
     let bad: u64 = 0x7f00_dead_0000;
     let mut params = Vec::new();
@@ -144,11 +146,16 @@ fn store_to_unmapped_address_is_reported() {
     params.extend_from_slice(&42u64.to_le_bytes());
     let v = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &params).unwrap();
     let err = gpu
-        .wait_compute_for(v, 3_000_000_000)
+        .wait_for(v, 3_000_000_000)
         .expect_err("the store must fault");
     let msg = err.to_string();
     println!("fault report: {msg}");
     assert!(msg.contains("fault"), "report names the fault: {msg}");
+    let report = err.fault().expect("a typed fault report");
+    assert!(
+        report.mmu.iter().any(|f| f.address == bad) || !report.sm.is_empty(),
+        "the report names the store: {report:?}"
+    );
 }
 
 /// The completion release carries no front-end membar of its own (see
@@ -159,7 +166,7 @@ fn store_to_unmapped_address_is_reported() {
 #[test]
 #[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
 fn kernel_stores_are_visible_when_the_timeline_moves() {
-    let mut gpu = Gpu::open(0).expect("open GPU");
+    let mut gpu = open();
     let k = gpu.load(BENCH_CUBIN, "store_value").expect("load");
     let host = gpu.alloc(0x8000, Placement::Host, true).unwrap();
     let vram = gpu.alloc(0x8000, Placement::Vram, true).unwrap();
@@ -169,17 +176,12 @@ fn kernel_stores_are_visible_when_the_timeline_moves() {
         let buf = if i % 2 == 0 { &host } else { &vram };
         let slot = (i / 2 % 4096) as usize;
         let value = 0x5eed_0000_0000 | i;
-        let mut params = (buf.gpu_va + 8 * slot as u64).to_le_bytes().to_vec();
+        let mut params = (buf.gpu_va() + 8 * slot as u64).to_le_bytes().to_vec();
         params.extend_from_slice(&value.to_le_bytes());
         let v = gpu.launch(&k, [1, 1, 1], [32, 1, 1], &params).unwrap();
-        gpu.wait_compute(v).unwrap();
-        // SAFETY: `slot` < 4096 indexes the 0x8000-byte CPU mapping; the kernel that
-        // wrote it has completed.
-        let seen = unsafe {
-            (buf.cpu_ptr().unwrap() as *const u64)
-                .add(slot)
-                .read_volatile()
-        };
+        gpu.wait(v).unwrap();
+        // `slot` < 4096 indexes the 0x8000-byte buffer; the kernel that wrote it has completed.
+        let seen = nvk::view(buf).unwrap().read_u64(8 * slot).unwrap();
         if seen != value {
             stale[(i % 2) as usize] += 1;
         }
@@ -197,11 +199,11 @@ fn kernel_stores_are_visible_when_the_timeline_moves() {
 #[test]
 #[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
 fn copies_run_beside_a_running_kernel() {
-    let mut gpu = Gpu::open(0).expect("open GPU");
+    let mut gpu = open();
     assert!(
-        gpu.dev.copy_engine.is_some(),
+        gpu.channels().copy_engine.is_some(),
         "copy channel shares the graphics group: {:?}",
-        gpu.dev.copy_group_error
+        gpu.channels().copy_refusals
     );
     let k = gpu.load(BENCH_CUBIN, "spin_cycles").expect("load");
     let bytes = 64u64 << 20;
@@ -211,11 +213,11 @@ fn copies_run_beside_a_running_kernel() {
     let spin = gpu
         .launch(&k, [1, 1, 1], [1, 1, 1], &400_000_000u64.to_le_bytes())
         .unwrap();
-    let c = gpu.copy(vram.gpu_va, host.gpu_va, bytes).unwrap();
-    gpu.wait_copy(c).unwrap();
+    let c = gpu.copy(vram.gpu_va(), host.gpu_va(), bytes).unwrap();
+    gpu.wait(c).unwrap();
     let copied = t.elapsed();
-    let kernel_running = gpu.compute_done() < spin;
-    gpu.wait_compute(spin).unwrap();
+    let kernel_running = gpu.completed(Engine::Compute) < spin.value;
+    gpu.wait(spin).unwrap();
     println!(
         "64 MiB copy done after {:.1} ms with the kernel {}; kernel done after {:.1} ms",
         copied.as_secs_f64() * 1e3,

@@ -7,37 +7,10 @@
 //! against those headers.
 
 /// A bit field inside a page-table entry: bits `hi..=lo`, counted from bit 0 of the entry's
-/// first little-endian byte (entries are 8 or 16 bytes, so `hi` is at most 127).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Field {
-    /// Highest bit, inclusive.
-    pub hi: u8,
-    /// Lowest bit.
-    pub lo: u8,
-}
-
-impl Field {
-    /// The field covering bits `hi..=lo`.
-    pub const fn new(hi: u8, lo: u8) -> Self {
-        Field { hi, lo }
-    }
-    /// Width in bits.
-    pub const fn width(self) -> u32 {
-        (self.hi - self.lo) as u32 + 1
-    }
-    /// Largest value the field holds, plus one.
-    pub const fn limit(self) -> u128 {
-        1u128 << self.width()
-    }
-    /// `value` placed in this field of a 128-bit entry; bits above the width are dropped.
-    pub const fn place(self, value: u128) -> u128 {
-        (value & (self.limit() - 1)) << self.lo
-    }
-    /// This field's value in a 128-bit entry.
-    pub const fn get(self, entry: u128) -> u128 {
-        (entry >> self.lo) & (self.limit() - 1)
-    }
-}
+/// first little-endian byte (entries are 8 or 16 bytes, so `hi` is at most 127). nvbare's one
+/// bit-range type (`nvbare_bits::BitRange`), read with `get`/`place`/`limit` on a 128-bit
+/// entry.
+pub use nvbare_bits::BitRange as Field;
 
 /// Which MMU format a GPU uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

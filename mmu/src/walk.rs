@@ -94,7 +94,8 @@ impl RawEntry {
     fn bits(&self, field: Field) -> u64 {
         let mut value = 0u64;
         for (n, bit) in (field.lo..=field.hi).enumerate() {
-            let byte = self.bytes[usize::from(bit / 8) % 16];
+            // CAST: a bit index below 128.
+            let byte = self.bytes[(bit / 8) as usize % 16];
             value |= u64::from((byte >> (bit % 8)) & 1) << n;
         }
         value

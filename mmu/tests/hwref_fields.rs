@@ -12,6 +12,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use nvbare_hwref::{Headers, Lookup, split_range};
+
 use nvbare_mmu::format::ADDRESS_BIG_SHIFT;
 use nvbare_mmu::format::ADDRESS_SHIFT;
 use nvbare_mmu::{
@@ -25,70 +27,23 @@ struct Header {
     values: BTreeMap<String, u64>,
 }
 
-/// Evaluates the integer expressions hwref uses in bit ranges: `(1*32+20+11)`, `(35-3)`.
-fn eval(expr: &str) -> Option<i64> {
-    fn sum(t: &[u8], i: &mut usize) -> Option<i64> {
-        let mut v = product(t, i)?;
-        while *i < t.len() && (t[*i] == b'+' || t[*i] == b'-') {
-            let op = t[*i];
-            *i += 1;
-            let r = product(t, i)?;
-            v = if op == b'+' { v + r } else { v - r };
-        }
-        Some(v)
-    }
-    fn product(t: &[u8], i: &mut usize) -> Option<i64> {
-        let mut v = atom(t, i)?;
-        while *i < t.len() && t[*i] == b'*' {
-            *i += 1;
-            v *= atom(t, i)?;
-        }
-        Some(v)
-    }
-    fn atom(t: &[u8], i: &mut usize) -> Option<i64> {
-        if *i < t.len() && t[*i] == b'(' {
-            *i += 1;
-            let v = sum(t, i)?;
-            (*i < t.len() && t[*i] == b')').then(|| *i += 1)?;
-            return Some(v);
-        }
-        let start = *i;
-        while *i < t.len() && t[*i].is_ascii_digit() {
-            *i += 1;
-        }
-        std::str::from_utf8(&t[start..*i]).ok()?.parse().ok()
-    }
-    let t: Vec<u8> = expr.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    let mut i = 0;
-    let v = sum(&t, &mut i)?;
-    (i == t.len()).then_some(v)
-}
-
+/// The `NAME hi:lo` fields and `NAME value` values of a header whose names start with
+/// `prefix`, read with nvbare's one header reader (`nvbare-hwref`).
 fn parse(text: &str, prefix: &str) -> Header {
+    let mut defs = Headers::first_wins();
+    defs.add_text(text, "dev_mmu.h");
     let mut h = Header::default();
-    for line in text.lines() {
-        let Some(rest) = line.trim().strip_prefix("#define") else {
+    for name in defs.names().filter(|n| n.starts_with(prefix)) {
+        let Ok(Some(d)) = defs.define(name, false) else {
             continue;
         };
-        let mut parts = rest.split_whitespace();
-        let Some(name) = parts.next() else { continue };
-        if !name.starts_with(prefix) {
-            continue;
-        }
-        let body = rest[rest.find(name).unwrap() + name.len()..]
-            .split("/*")
-            .next()
-            .unwrap()
-            .trim();
-        if let Some((hi, lo)) = body.split_once(':') {
-            if let (Some(hi), Some(lo)) = (eval(hi), eval(lo)) {
+        if split_range(&d.body).is_some() {
+            if let Ok(Some((hi, lo))) = defs.field(name) {
+                // CAST: entry bit positions are below 128.
                 h.fields
-                    .insert(name.to_string(), Field::new(hi as u8, lo as u8));
+                    .insert(name.to_string(), Field::new(hi as u32, lo as u32));
             }
-        } else if let Some(hex) = body.strip_prefix("0x") {
-            h.values
-                .insert(name.to_string(), u64::from_str_radix(hex, 16).unwrap());
-        } else if let Ok(v) = body.parse() {
+        } else if let Ok(v) = defs.value(name) {
             h.values.insert(name.to_string(), v);
         }
     }
@@ -96,9 +51,7 @@ fn parse(text: &str, prefix: &str) -> Header {
 }
 
 fn reference_root() -> PathBuf {
-    std::env::var_os("NVBARE_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference"))
+    nvbare_hwref::reference_root(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn load(version: u32) -> Option<(Header, String)> {
@@ -420,9 +373,16 @@ fn ver3_fields_match_hwref() {
 
 #[test]
 fn header_expressions_evaluate() {
-    assert_eq!(eval("(1*32+20+11)"), Some(63));
-    assert_eq!(eval("(35-3)"), Some(32));
-    assert_eq!(eval("63"), Some(63));
-    assert_eq!(eval("(64-3)"), Some(61));
-    assert_eq!(eval("1+"), None);
+    let h = Headers::new();
+    assert_eq!(h.eval("(1*32+20+11)", &[]), Ok(63));
+    assert_eq!(h.eval("(35-3)", &[]), Ok(32));
+    assert_eq!(h.eval("63", &[]), Ok(63));
+    assert_eq!(h.eval("(64-3)", &[]), Ok(61));
+    assert!(h.eval("1+", &[]).is_err());
+    let p = parse(
+        "#define NV_MMU_VER3_PTE_X (1*32+20+11):(35-3) /* x */\n#define NV_MMU_VER3_PTE_Y 0x4\n",
+        "NV_MMU_VER3_",
+    );
+    assert_eq!(p.fields["NV_MMU_VER3_PTE_X"], Field::new(63, 32));
+    assert_eq!(p.values["NV_MMU_VER3_PTE_Y"], 4);
 }

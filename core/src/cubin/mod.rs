@@ -115,6 +115,8 @@ impl fmt::Display for CubinError {
     }
 }
 
+impl core::error::Error for CubinError {}
+
 /// One kernel parameter (`EIATTR_KPARAM_INFO`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelParam {

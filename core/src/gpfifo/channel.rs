@@ -28,7 +28,7 @@
 //! ```
 
 use super::{ChannelState, GpEntry, GpFifo, GpFifoError};
-use crate::hal::{Bar0, Clock};
+use crate::hal::{Bar0, Clock, PollError, Wait, try_poll_until};
 use crate::push::{PushBuffer, PushError, Subchannel};
 use crate::ring::Ring;
 use crate::sem::{HostRelease, Semaphore, host_release};
@@ -181,18 +181,22 @@ impl Channel {
         let at = match known {
             Some(at) => at,
             None => {
-                let start = clock.now_ns();
-                loop {
+                // TIMEOUT: the caller's: space comes back as the front end consumes earlier
+                // submissions (microseconds each), so only a stalled channel makes this long.
+                let wait = Wait::spin("pushbuffer space and a free GPFIFO slot", timeout_ns);
+                let r = try_poll_until(clock, wait, || {
                     self.reclaim();
-                    if let Some(at) = self.ring.place(bytes)
-                        && self.fifo.has_slots(1)?
-                    {
-                        break at;
+                    match self.ring.place(bytes) {
+                        Some(at) if self.fifo.has_slots(1)? => Ok(Some(at)),
+                        _ => Ok(None),
                     }
-                    if clock.now_ns().saturating_sub(start) >= timeout_ns {
+                });
+                match r {
+                    Ok(at) => at,
+                    Err(PollError::TimedOut(_)) => {
                         return Err(GpFifoError::Timeout(self.fifo.state()));
                     }
-                    core::hint::spin_loop();
+                    Err(PollError::Failed(e)) => return Err(e),
                 }
             }
         };

@@ -10,7 +10,7 @@
 
 pub mod channel;
 
-use crate::hal::{Bar0, Clock};
+use crate::hal::{Bar0, Clock, PollError, Wait, try_poll_until};
 use crate::shared::{SharedMem, SharedMemError};
 use core::cell::Cell;
 use core::fmt;
@@ -45,8 +45,10 @@ pub fn gpu_time_ns(usermode: &impl Bar0, base: u32) -> u64 {
         }
     }
 }
-/// Where the usermode region sits in BAR0 on Ampere..Blackwell (VFIO path).
-pub const BAR0_USERMODE_BASE: u32 = 0x00bb_0000;
+/// Where the usermode region sits in BAR0 on Ampere..Blackwell (VFIO path): the one
+/// definition is `regs::vm::USERMODE_BASE` (hwref `NV_VIRTUAL_FUNCTION`, checked against the
+/// headers).
+pub const BAR0_USERMODE_BASE: u32 = crate::regs::vm::USERMODE_BASE;
 /// Largest pushbuffer segment one entry can describe, in 32-bit words (21-bit length).
 pub const MAX_SEGMENT_WORDS: u32 = (1 << 21) - 1;
 /// One past the highest GPU VA an entry can point at (40 bits).
@@ -93,33 +95,59 @@ impl GpEntry {
         if self.words == 0 || self.words > MAX_SEGMENT_WORDS {
             return Err(GpFifoError::BadSegmentLength(self.words));
         }
-        let w0 = (self.va as u32) & !3;
-        let w1 = ((self.va >> 32) as u32 & 0xff)
-            | ((self.level == SegmentLevel::Subroutine) as u32) << 9
-            | self.words << 10
-            | (self.sync_wait as u32) << 31;
-        Ok(w0 as u64 | (w1 as u64) << 32)
+        // CAST: VA bits 31:2 and 39:32 after the checks above.
+        Ok(GpEntryBits::new()
+            .with_get((self.va as u32) >> 2)
+            .with_get_hi((self.va >> 32) as u8)
+            .with_subroutine(self.level == SegmentLevel::Subroutine)
+            .with_length(self.words)
+            .with_sync_wait(self.sync_wait)
+            .into_bits())
     }
 
     /// Decodes an entry; `None` for control entries (length 0, e.g. NOP/CRC opcodes).
     pub fn decode(raw: u64) -> Option<Self> {
-        let w0 = raw as u32;
-        let w1 = (raw >> 32) as u32;
-        let words = (w1 >> 10) & MAX_SEGMENT_WORDS;
-        if words == 0 {
+        let e = GpEntryBits::from_bits(raw);
+        if e.length() == 0 {
             return None;
         }
         Some(Self {
-            va: (w0 & !3) as u64 | ((w1 & 0xff) as u64) << 32,
-            words,
-            level: if w1 & (1 << 9) != 0 {
+            va: u64::from(e.get()) << 2 | u64::from(e.get_hi()) << 32,
+            words: e.length(),
+            level: if e.subroutine() {
                 SegmentLevel::Subroutine
             } else {
                 SegmentLevel::Main
             },
-            sync_wait: w1 >> 31 != 0,
+            sync_wait: e.sync_wait(),
         })
     }
+}
+
+/// A GPFIFO entry's fields (`NVC86F_GP_ENTRY0_*` in bits 31:0, `GP_ENTRY1_*` in 63:32).
+#[bitfield_struct::bitfield(u64)]
+#[derive(PartialEq, Eq)]
+pub struct GpEntryBits {
+    /// `ENTRY0_FETCH` (0: unconditional).
+    pub fetch_conditional: bool,
+    /// Bit 1 (unused).
+    #[bits(1)]
+    __: u8,
+    /// `ENTRY0_GET` 31:2: segment VA bits 31:2.
+    #[bits(30)]
+    pub get: u32,
+    /// `ENTRY1_GET_HI` 7:0: segment VA bits 39:32.
+    pub get_hi: u8,
+    /// Bit 8 (unused in `clc86f.h`).
+    #[bits(1)]
+    __: u8,
+    /// `ENTRY1_LEVEL` (bit 9): 1 subroutine.
+    pub subroutine: bool,
+    /// `ENTRY1_LENGTH` 30:10: segment length in words.
+    #[bits(21)]
+    pub length: u32,
+    /// `ENTRY1_SYNC` (bit 31): wait for the previous segment first.
+    pub sync_wait: bool,
 }
 
 /// What went wrong with a GPFIFO.
@@ -224,6 +252,8 @@ impl fmt::Display for GpFifoError {
         }
     }
 }
+
+impl core::error::Error for GpFifoError {}
 
 /// A GPFIFO ring with its USERD, and the work-submit token that starts it.
 #[derive(Debug)]
@@ -414,23 +444,20 @@ impl GpFifo {
         Ok(slot)
     }
 
-    /// Waits until at least `n` slots are free.
+    /// Waits until at least `n` slots are free, pausing 1 µs between reads of USERD.
     pub fn wait_for_slots(
         &self,
         clock: &impl Clock,
         timeout_ns: u64,
         n: u32,
     ) -> Result<(), GpFifoError> {
-        let start = clock.now_ns();
-        loop {
-            if self.has_slots(n)? {
-                return Ok(());
-            }
-            if clock.now_ns().saturating_sub(start) >= timeout_ns {
-                return Err(GpFifoError::Timeout(self.state()));
-            }
-            clock.delay_ns(1_000);
-        }
+        // TIMEOUT: the caller's: the front end frees slots as fast as it fetches entries, so
+        // only a stalled channel makes this wait long.
+        let wait = Wait::pausing("free GPFIFO slots", timeout_ns, 1_000);
+        try_poll_until(clock, wait, || Ok(self.has_slots(n)?.then_some(()))).map_err(|e| match e {
+            PollError::TimedOut(_) => GpFifoError::Timeout(self.state()),
+            PollError::Failed(e) => e,
+        })
     }
 }
 

@@ -1,15 +1,15 @@
 //! A QMD field: a named bit range `hi:lo` of the QMD seen as one little-endian bit string
-//! (the `MW(hi:lo)` of NVIDIA's `cl*qmd.h` headers).
+//! (the `MW(hi:lo)` of NVIDIA's `cl*qmd.h` headers), over nvbare's one bit-range type.
+
+use nvbare_bits::BitRange;
 
 /// A bit range in a QMD.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QmdField {
     /// The header's name without the `NVxxxx_QMDVyy_zz_` prefix; indexed fields read `NAME(i)`.
     pub name: &'static str,
-    /// Highest bit, inclusive.
-    pub hi: u32,
-    /// Lowest bit.
-    pub lo: u32,
+    /// The bits, `hi:lo`.
+    pub bits: BitRange,
     /// For an element of an indexed family `NAME(i)`: `i`.
     pub index: Option<u32>,
 }
@@ -19,8 +19,7 @@ impl QmdField {
     pub const fn new(name: &'static str, hi: u32, lo: u32) -> Self {
         Self {
             name,
-            hi,
-            lo,
+            bits: BitRange::new(hi, lo),
             index: None,
         }
     }
@@ -29,15 +28,14 @@ impl QmdField {
     pub const fn indexed(name: &'static str, hi: u32, lo: u32, index: u32) -> Self {
         Self {
             name,
-            hi,
-            lo,
+            bits: BitRange::new(hi, lo),
             index: Some(index),
         }
     }
 
-    /// Width in bits (1..=32 for every field this crate writes).
+    /// Width in bits (1..=64 for every field this crate writes).
     pub const fn width(&self) -> u32 {
-        self.hi - self.lo + 1
+        self.bits.width()
     }
 
     /// Largest value the field holds.
@@ -51,34 +49,14 @@ impl QmdField {
 
     /// Reads the field from `words`. Out-of-range bits read as 0.
     pub fn get(&self, words: &[u32]) -> u64 {
-        // Gather the (at most three) words the field touches, then shift and mask.
-        let first = (self.lo / 32) as usize;
-        let mut acc = 0u128;
-        for (k, idx) in (first..=(self.hi / 32) as usize).enumerate() {
-            acc |= (words.get(idx).copied().unwrap_or(0) as u128) << (32 * k);
-        }
-        ((acc >> (self.lo % 32)) as u64) & self.max()
+        self.bits.read_words(words)
     }
 
     /// Writes `value` into the field; `false` (and nothing written) if it does not fit or the
     /// field lies past the end of `words`.
     #[must_use]
     pub fn set(&self, words: &mut [u32], value: u64) -> bool {
-        if value > self.max() || (self.hi / 32) as usize >= words.len() {
-            return false;
-        }
-        let first = (self.lo / 32) as usize;
-        let shift = self.lo % 32;
-        let mask = (self.max() as u128) << shift;
-        let bits = (value as u128) << shift;
-        for (k, w) in words[first..=(self.hi / 32) as usize]
-            .iter_mut()
-            .enumerate()
-        {
-            let m = (mask >> (32 * k)) as u32;
-            *w = (*w & !m) | ((bits >> (32 * k)) as u32 & m);
-        }
-        true
+        self.bits.write_words(words, value)
     }
 }
 
@@ -124,9 +102,7 @@ pub struct QmdArray {
     /// Field name without index.
     pub name: &'static str,
     /// Bits of element 0.
-    pub hi: u32,
-    /// Bits of element 0.
-    pub lo: u32,
+    pub bits: BitRange,
     /// Bits between elements.
     pub stride: u32,
     /// Elements this crate may use.
@@ -138,8 +114,7 @@ impl QmdArray {
     pub const fn new(name: &'static str, hi: u32, lo: u32, stride: u32, count: u32) -> Self {
         Self {
             name,
-            hi,
-            lo,
+            bits: BitRange::new(hi, lo),
             stride,
             count,
         }
@@ -150,8 +125,8 @@ impl QmdArray {
         (i < self.count).then(|| {
             QmdField::indexed(
                 self.name,
-                self.hi + i * self.stride,
-                self.lo + i * self.stride,
+                self.bits.hi + i * self.stride,
+                self.bits.lo + i * self.stride,
                 i,
             )
         })

@@ -297,6 +297,8 @@ impl fmt::Display for QmdError {
     }
 }
 
+impl core::error::Error for QmdError {}
+
 /// One constant buffer binding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConstantBuffer {

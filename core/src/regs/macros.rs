@@ -76,7 +76,7 @@ macro_rules! register {
                 #[inline]
                 pub fn $field(self) -> $fty {
                     <$fty as $crate::regs::FieldValue>::from_bits(
-                        $crate::regs::field_get(self.0, $hi, $lo),
+                        const { $crate::regs::BitRange::word32($hi, $lo) }.decode(self.0),
                     )
                 }
 
@@ -86,10 +86,8 @@ macro_rules! register {
                 #[inline]
                 #[must_use]
                 pub fn $setter(self, value: $fty) -> Self {
-                    Self($crate::regs::field_set(
+                    Self(const { $crate::regs::BitRange::word32($hi, $lo) }.set(
                         self.0,
-                        $hi,
-                        $lo,
                         <$fty as $crate::regs::FieldValue>::into_bits(value),
                     ))
                 }

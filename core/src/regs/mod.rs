@@ -64,25 +64,9 @@ macro_rules! unsigned_field_value {
 }
 unsigned_field_value!(u8, u16, u32);
 
-/// The mask of bits `hi:lo` (inclusive, as hwref writes a field), unshifted.
-pub const fn field_mask(hi: u32, lo: u32) -> u32 {
-    if hi >= 31 {
-        u32::MAX >> lo << lo
-    } else {
-        ((1u32 << (hi + 1)) - 1) >> lo << lo
-    }
-}
-
-/// Bits `hi:lo` of `raw`, shifted down.
-pub const fn field_get(raw: u32, hi: u32, lo: u32) -> u32 {
-    (raw & field_mask(hi, lo)) >> lo
-}
-
-/// `raw` with bits `hi:lo` replaced by `value` (bits of `value` above the field dropped).
-pub const fn field_set(raw: u32, hi: u32, lo: u32, value: u32) -> u32 {
-    let mask = field_mask(hi, lo);
-    (raw & !mask) | ((value << lo) & mask)
-}
+/// The bit-range type register fields are read and written with (nvbare's one, shared with
+/// RM words, QMD fields and page-table entries).
+pub use nvbare_bits::BitRange;
 
 /// An engine base address that engine-relative registers add their offset to.
 pub trait RegisterBase: Copy {
@@ -300,29 +284,6 @@ impl<T: FieldValue> fmt::Debug for FieldDebug<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn field_helpers_cover_edges() {
-        assert_eq!(field_mask(31, 0), u32::MAX);
-        assert_eq!(field_mask(0, 0), 1);
-        assert_eq!(field_mask(31, 31), 0x8000_0000);
-        assert_eq!(field_mask(29, 24), 0x3f00_0000);
-        assert_eq!(field_get(0x1234_5678, 15, 8), 0x56);
-        assert_eq!(field_set(0xffff_ffff, 15, 8, 0), 0xffff_00ff);
-        // Bits above the field width are dropped, not spilled into neighbours.
-        assert_eq!(field_set(0, 11, 8, 0xff), 0x0f00);
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn field_set_then_get_round_trips(raw: u32, value: u32, lo in 0u32..32, width in 1u32..=32) {
-            let hi = (lo + width - 1).min(31);
-            let mask = field_mask(hi, lo);
-            let written = field_set(raw, hi, lo, value);
-            proptest::prop_assert_eq!(field_get(written, hi, lo), value & (mask >> lo));
-            proptest::prop_assert_eq!(written & !mask, raw & !mask);
-        }
-    }
 
     #[test]
     fn rebased_claims() {

@@ -72,17 +72,14 @@ fn table_entries(header: &str, macro_name: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// The value of `#define NAME VALUE` in a header.
+/// The value of `#define NAME VALUE` in a header (nvbare's one header reader,
+/// `nvbare-hwref`; the first definition wins).
 fn define(header: &str, name: &str) -> u64 {
-    header
-        .lines()
-        .find_map(|line| {
-            let mut words = line.split_whitespace();
-            (words.next() == Some("#define") && words.next() == Some(name))
-                .then(|| words.next().map(c_int))
-                .flatten()
-        })
-        .unwrap_or_else(|| panic!("#define {name} not found"))
+    use nvbare_hwref::Lookup;
+    let mut h = nvbare_hwref::Headers::first_wins();
+    h.add_text(header, "header");
+    h.value(name)
+        .unwrap_or_else(|e| panic!("#define {name}: {e}"))
 }
 
 const RPC_GLOBAL_ENUMS: &str = "nvidia/inc/kernel/vgpu/rpc_global_enums.h";

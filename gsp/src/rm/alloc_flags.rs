@@ -66,7 +66,7 @@ pub mod ctxshare_flags {
     use super::BitField;
 
     /// `NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT` 1:0.
-    pub const SUBCONTEXT: BitField = BitField::new(1, 0);
+    pub const SUBCONTEXT: BitField = BitField::word32(1, 0);
     /// `NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_SYNC`.
     pub const SUBCONTEXT_SYNC: u32 = 0;
     /// `NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC`.
@@ -126,31 +126,31 @@ pub mod channel_flags {
     use super::BitField;
 
     /// `NVOS04_FLAGS_CHANNEL_TYPE` 1:0.
-    pub const CHANNEL_TYPE: BitField = BitField::new(1, 0);
+    pub const CHANNEL_TYPE: BitField = BitField::word32(1, 0);
     /// `NVOS04_FLAGS_CC_SECURE` 2:2 (shares the bit with `NVOS04_FLAGS_VPR`).
-    pub const CC_SECURE: BitField = BitField::new(2, 2);
+    pub const CC_SECURE: BitField = BitField::word32(2, 2);
     /// `NVOS04_FLAGS_GROUP_CHANNEL_RUNQUEUE` 4:4.
-    pub const GROUP_CHANNEL_RUNQUEUE: BitField = BitField::new(4, 4);
+    pub const GROUP_CHANNEL_RUNQUEUE: BitField = BitField::word32(4, 4);
     /// `NVOS04_FLAGS_PRIVILEGED_CHANNEL` 5:5.
-    pub const PRIVILEGED_CHANNEL: BitField = BitField::new(5, 5);
+    pub const PRIVILEGED_CHANNEL: BitField = BitField::word32(5, 5);
     /// `NVOS04_FLAGS_DELAY_CHANNEL_SCHEDULING` 6:6.
-    pub const DELAY_CHANNEL_SCHEDULING: BitField = BitField::new(6, 6);
+    pub const DELAY_CHANNEL_SCHEDULING: BitField = BitField::word32(6, 6);
     /// `NVOS04_FLAGS_CHANNEL_USERD_INDEX_VALUE` 10:8.
-    pub const USERD_INDEX_VALUE: BitField = BitField::new(10, 8);
+    pub const USERD_INDEX_VALUE: BitField = BitField::word32(10, 8);
     /// `NVOS04_FLAGS_CHANNEL_USERD_INDEX_FIXED` 11:11.
-    pub const USERD_INDEX_FIXED: BitField = BitField::new(11, 11);
+    pub const USERD_INDEX_FIXED: BitField = BitField::word32(11, 11);
     /// `NVOS04_FLAGS_CHANNEL_USERD_INDEX_PAGE_VALUE` 20:12.
-    pub const USERD_INDEX_PAGE_VALUE: BitField = BitField::new(20, 12);
+    pub const USERD_INDEX_PAGE_VALUE: BitField = BitField::word32(20, 12);
     /// `NVOS04_FLAGS_CHANNEL_USERD_INDEX_PAGE_FIXED` 21:21.
-    pub const USERD_INDEX_PAGE_FIXED: BitField = BitField::new(21, 21);
+    pub const USERD_INDEX_PAGE_FIXED: BitField = BitField::word32(21, 21);
     /// `NVOS04_FLAGS_CHANNEL_SKIP_SCRUBBER` 23:23.
-    pub const SKIP_SCRUBBER: BitField = BitField::new(23, 23);
+    pub const SKIP_SCRUBBER: BitField = BitField::word32(23, 23);
     /// `NVOS04_FLAGS_CHANNEL_CLIENT_MAP_FIFO` 24:24.
-    pub const CLIENT_MAP_FIFO: BitField = BitField::new(24, 24);
+    pub const CLIENT_MAP_FIFO: BitField = BitField::word32(24, 24);
     /// `NVOS04_FLAGS_MAP_CHANNEL` 30:30.
-    pub const MAP_CHANNEL: BitField = BitField::new(30, 30);
+    pub const MAP_CHANNEL: BitField = BitField::word32(30, 30);
     /// `NVOS04_FLAGS_SKIP_CTXBUFFER_ALLOC` 31:31.
-    pub const SKIP_CTXBUFFER_ALLOC: BitField = BitField::new(31, 31);
+    pub const SKIP_CTXBUFFER_ALLOC: BitField = BitField::word32(31, 31);
 }
 
 /// `NVOS32_TYPE_*`: the surface type of memory allocations.
@@ -188,7 +188,7 @@ pub mod nvos32_attr {
     /// `NVOS32_ATTR_NONE`.
     pub const NONE: u32 = 0;
     /// `NVOS32_ATTR_PAGE_SIZE` 24:23.
-    pub const PAGE_SIZE: BitField = BitField::new(24, 23);
+    pub const PAGE_SIZE: BitField = BitField::word32(24, 23);
     /// `NVOS32_ATTR_PAGE_SIZE_DEFAULT`.
     pub const PAGE_SIZE_DEFAULT: u32 = 0;
     /// `NVOS32_ATTR_PAGE_SIZE_4KB`.
@@ -198,7 +198,7 @@ pub mod nvos32_attr {
     /// `NVOS32_ATTR_PAGE_SIZE_HUGE`: size in `NVOS32_ATTR2_PAGE_SIZE_HUGE`.
     pub const PAGE_SIZE_HUGE: u32 = 3;
     /// `NVOS32_ATTR_LOCATION` 26:25.
-    pub const LOCATION: BitField = BitField::new(26, 25);
+    pub const LOCATION: BitField = BitField::word32(26, 25);
     /// `NVOS32_ATTR_LOCATION_VIDMEM`.
     pub const LOCATION_VIDMEM: u32 = 0;
     /// `NVOS32_ATTR_LOCATION_PCI`: system memory.
@@ -206,7 +206,7 @@ pub mod nvos32_attr {
     /// `NVOS32_ATTR_LOCATION_ANY`.
     pub const LOCATION_ANY: u32 = 3;
     /// `NVOS32_ATTR_PHYSICALITY` 28:27.
-    pub const PHYSICALITY: BitField = BitField::new(28, 27);
+    pub const PHYSICALITY: BitField = BitField::word32(28, 27);
     /// `NVOS32_ATTR_PHYSICALITY_DEFAULT`.
     pub const PHYSICALITY_DEFAULT: u32 = 0;
     /// `NVOS32_ATTR_PHYSICALITY_NONCONTIGUOUS`.
@@ -216,7 +216,7 @@ pub mod nvos32_attr {
     /// `NVOS32_ATTR_PHYSICALITY_ALLOW_NONCONTIGUOUS`.
     pub const PHYSICALITY_ALLOW_NONCONTIGUOUS: u32 = 3;
     /// `NVOS32_ATTR_COHERENCY` 31:29.
-    pub const COHERENCY: BitField = BitField::new(31, 29);
+    pub const COHERENCY: BitField = BitField::word32(31, 29);
     /// `NVOS32_ATTR_COHERENCY_UNCACHED`.
     pub const COHERENCY_UNCACHED: u32 = 0;
     /// `NVOS32_ATTR_COHERENCY_CACHED`.
@@ -232,13 +232,13 @@ pub mod nvos32_attr2 {
     use super::BitField;
 
     /// `NVOS32_ATTR2_ZBC` 1:0.
-    pub const ZBC: BitField = BitField::new(1, 0);
+    pub const ZBC: BitField = BitField::word32(1, 0);
     /// `NVOS32_ATTR2_ZBC_DEFAULT`.
     pub const ZBC_DEFAULT: u32 = 0;
     /// `NVOS32_ATTR2_ZBC_PREFER_NO_ZBC`.
     pub const ZBC_PREFER_NO_ZBC: u32 = 1;
     /// `NVOS32_ATTR2_GPU_CACHEABLE` 3:2.
-    pub const GPU_CACHEABLE: BitField = BitField::new(3, 2);
+    pub const GPU_CACHEABLE: BitField = BitField::word32(3, 2);
     /// `NVOS32_ATTR2_GPU_CACHEABLE_DEFAULT`.
     pub const GPU_CACHEABLE_DEFAULT: u32 = 0;
     /// `NVOS32_ATTR2_GPU_CACHEABLE_YES`.
@@ -246,9 +246,9 @@ pub mod nvos32_attr2 {
     /// `NVOS32_ATTR2_GPU_CACHEABLE_NO`.
     pub const GPU_CACHEABLE_NO: u32 = 2;
     /// `NVOS32_ATTR2_PAGE_OFFLINING` 19:19.
-    pub const PAGE_OFFLINING: BitField = BitField::new(19, 19);
+    pub const PAGE_OFFLINING: BitField = BitField::word32(19, 19);
     /// `NVOS32_ATTR2_PAGE_SIZE_HUGE` 21:20.
-    pub const PAGE_SIZE_HUGE: BitField = BitField::new(21, 20);
+    pub const PAGE_SIZE_HUGE: BitField = BitField::word32(21, 20);
     /// `NVOS32_ATTR2_PAGE_SIZE_HUGE_DEFAULT`.
     pub const PAGE_SIZE_HUGE_DEFAULT: u32 = 0;
     /// `NVOS32_ATTR2_PAGE_SIZE_HUGE_2MB`.
@@ -256,13 +256,13 @@ pub mod nvos32_attr2 {
     /// `NVOS32_ATTR2_PAGE_SIZE_HUGE_512MB`.
     pub const PAGE_SIZE_HUGE_512MB: u32 = 2;
     /// `NVOS32_ATTR2_PROTECTION_USER` 22:22.
-    pub const PROTECTION_USER: BitField = BitField::new(22, 22);
+    pub const PROTECTION_USER: BitField = BitField::word32(22, 22);
     /// `NVOS32_ATTR2_PROTECTION_USER_READ_WRITE`.
     pub const PROTECTION_USER_READ_WRITE: u32 = 0;
     /// `NVOS32_ATTR2_PROTECTION_USER_READ_ONLY`.
     pub const PROTECTION_USER_READ_ONLY: u32 = 1;
     /// `NVOS32_ATTR2_MEMORY_PROTECTION` 26:25.
-    pub const MEMORY_PROTECTION: BitField = BitField::new(26, 25);
+    pub const MEMORY_PROTECTION: BitField = BitField::word32(26, 25);
 }
 
 /// `NVOS32_ALLOC_FLAGS_*`: the `flags` word of memory allocations (single bits).

@@ -6,11 +6,12 @@
 
 extern crate std;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::string::{String, ToString};
 use std::vec::Vec;
 use std::{format, fs, println};
+
+use nvbare_hwref::{Headers, Lookup};
 
 use super::field::BitField;
 
@@ -22,10 +23,7 @@ const SDK_INC: &str = "src/common/sdk/nvidia/inc";
 const ESCAPE_H: &str = "src/nvidia/arch/nvalloc/unix/include/nv_escape.h";
 
 fn reference_root() -> PathBuf {
-    match std::env::var_os("NVBARE_REFERENCE") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference"),
-    }
+    nvbare_hwref::reference_root(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The branch directory, or `None` (after saying so) when the reference is absent.
@@ -42,263 +40,49 @@ fn branch_dir(branch: &str, test: &str) -> Option<PathBuf> {
     }
 }
 
-/// Every `#define NAME body` of the headers under `dir` (one line each, comments and
-/// line continuations removed). The first definition of a name wins.
-#[derive(Default)]
-struct Defines {
-    raw: HashMap<String, String>,
+/// Every `#define` of the headers loaded (nvbare's one header reader, `nvbare-hwref`); the
+/// first definition of a name wins.
+struct Defines(Headers);
+
+impl Default for Defines {
+    fn default() -> Self {
+        Self(Headers::first_wins())
+    }
 }
 
 impl Defines {
     fn load(dirs: &[PathBuf], files: &[PathBuf]) -> Self {
         let mut d = Defines::default();
-        let mut stack: Vec<PathBuf> = dirs.to_vec();
-        let mut all = files.to_vec();
-        while let Some(p) = stack.pop() {
-            for e in fs::read_dir(&p)
-                .expect("reference directory is readable")
-                .flatten()
-            {
-                let path = e.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else if path.extension().is_some_and(|x| x == "h") {
-                    all.push(path);
-                }
-            }
+        for dir in dirs {
+            d.0.add_dir(dir, true)
+                .expect("reference directory is readable");
         }
-        for f in all {
-            d.add_text(&fs::read_to_string(&f).unwrap_or_default());
+        for f in files {
+            let _ = d.0.add_file(f);
         }
         d
     }
 
     fn add_text(&mut self, text: &str) {
-        let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
-        let no_block = strip_block_comments(&joined);
-        for line in no_block.lines() {
-            let line = line.split("//").next().unwrap_or("").trim();
-            let Some(rest) = line.strip_prefix('#').map(str::trim_start) else {
-                continue;
-            };
-            let Some(rest) = rest.strip_prefix("define") else {
-                continue;
-            };
-            let rest = rest.trim_start();
-            let name_end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            let (name, body) = rest.split_at(name_end);
-            if body.starts_with('(') {
-                continue; // function-like macro
-            }
-            self.raw
-                .entry(name.to_string())
-                .or_insert_with(|| body.trim().to_string());
-        }
+        self.0.add_text(text, "header");
     }
 
     /// A `high:low` field definition.
     fn field(&self, name: &str) -> Result<BitField, String> {
-        let body = self.raw.get(name).ok_or(format!("{name} is not defined"))?;
-        let (hi, lo) = body
-            .split_once(':')
-            .ok_or(format!("{name} = {body} is not high:low"))?;
-        let parse = |s: &str| s.trim().parse::<u32>().map_err(|e| format!("{name}: {e}"));
-        Ok(BitField {
-            high: parse(hi)?,
-            low: parse(lo)?,
-        })
+        let (hi, lo) = self
+            .0
+            .field(name)?
+            .ok_or(format!("{name} is not defined"))?;
+        let bits = |v: u64| u32::try_from(v).map_err(|e| format!("{name}: {e}"));
+        BitField::try_word32(bits(hi)?, bits(lo)?).ok_or(format!(
+            "{name} = {hi}:{lo} is not a field of a 32-bit word"
+        ))
     }
 
     /// The value of an object-like macro made of numbers, other macros, `BIT(n)`, parens
-    /// and `+ - | << >>`.
+    /// and C operators.
     fn value(&self, name: &str) -> Result<u64, String> {
-        let body = self.raw.get(name).ok_or(format!("{name} is not defined"))?;
-        let tokens = tokenize(body)?;
-        let mut p = Parser {
-            tokens: &tokens,
-            pos: 0,
-            defs: self,
-            depth: 0,
-        };
-        let v = p.expr()?;
-        if p.pos != tokens.len() {
-            return Err(format!("{name} = {body}: trailing tokens"));
-        }
-        Ok(v)
-    }
-}
-
-fn strip_block_comments(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(start) = rest.find("/*") {
-        out.push_str(&rest[..start]);
-        match rest[start + 2..].find("*/") {
-            Some(end) => {
-                // Keep line structure so a comment never joins two lines.
-                out.extend(rest[start..start + 2 + end].matches('\n').map(|_| '\n'));
-                rest = &rest[start + 2 + end + 2..];
-            }
-            None => return out,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Token {
-    Num(u64),
-    Ident(String),
-    Op(&'static str),
-}
-
-fn tokenize(s: &str) -> Result<Vec<Token>, String> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    let mut out = Vec::new();
-    while i < b.len() {
-        let c = b[i] as char;
-        if c.is_whitespace() {
-            i += 1;
-        } else if c.is_ascii_digit() {
-            let start = i;
-            while i < b.len() && (b[i] as char).is_ascii_alphanumeric() {
-                i += 1;
-            }
-            let lit = s[start..i].trim_end_matches(['u', 'U', 'l', 'L']);
-            let v = match lit.strip_prefix("0x").or_else(|| lit.strip_prefix("0X")) {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => lit.parse(),
-            };
-            out.push(Token::Num(v.map_err(|e| format!("bad number {lit}: {e}"))?));
-        } else if c.is_ascii_alphabetic() || c == '_' {
-            let start = i;
-            while i < b.len() && ((b[i] as char).is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            out.push(Token::Ident(s[start..i].to_string()));
-        } else {
-            let two = s.get(i..i + 2).unwrap_or("");
-            let op = match (two, c) {
-                ("<<", _) => "<<",
-                (">>", _) => ">>",
-                (_, '(') => "(",
-                (_, ')') => ")",
-                (_, '+') => "+",
-                (_, '-') => "-",
-                (_, '|') => "|",
-                _ => return Err(format!("unsupported character {c:?} in {s:?}")),
-            };
-            i += op.len();
-            out.push(Token::Op(op));
-        }
-    }
-    Ok(out)
-}
-
-struct Parser<'a> {
-    tokens: &'a [Token],
-    pos: usize,
-    defs: &'a Defines,
-    depth: u32,
-}
-
-impl Parser<'_> {
-    fn peek_op(&self, op: &str) -> bool {
-        matches!(self.tokens.get(self.pos), Some(Token::Op(o)) if *o == op)
-    }
-
-    fn expect_op(&mut self, op: &str) -> Result<(), String> {
-        if self.peek_op(op) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(format!("expected {op}"))
-        }
-    }
-
-    fn expr(&mut self) -> Result<u64, String> {
-        let mut v = self.shift()?;
-        while self.peek_op("|") {
-            self.pos += 1;
-            v |= self.shift()?;
-        }
-        Ok(v)
-    }
-
-    fn shift(&mut self) -> Result<u64, String> {
-        let mut v = self.sum()?;
-        loop {
-            if self.peek_op("<<") {
-                self.pos += 1;
-                v <<= self.sum()?;
-            } else if self.peek_op(">>") {
-                self.pos += 1;
-                v >>= self.sum()?;
-            } else {
-                return Ok(v);
-            }
-        }
-    }
-
-    fn sum(&mut self) -> Result<u64, String> {
-        let mut v = self.atom()?;
-        loop {
-            if self.peek_op("+") {
-                self.pos += 1;
-                v = v.wrapping_add(self.atom()?);
-            } else if self.peek_op("-") {
-                self.pos += 1;
-                v = v.wrapping_sub(self.atom()?);
-            } else {
-                return Ok(v);
-            }
-        }
-    }
-
-    fn atom(&mut self) -> Result<u64, String> {
-        match self.tokens.get(self.pos).cloned() {
-            Some(Token::Num(n)) => {
-                self.pos += 1;
-                Ok(n)
-            }
-            Some(Token::Op("(")) => {
-                self.pos += 1;
-                let v = self.expr()?;
-                self.expect_op(")")?;
-                Ok(v)
-            }
-            Some(Token::Ident(id)) if id == "BIT" || id == "NVBIT" => {
-                self.pos += 1;
-                self.expect_op("(")?;
-                let n = self.expr()?;
-                self.expect_op(")")?;
-                Ok(1u64 << n)
-            }
-            Some(Token::Ident(id)) => {
-                self.pos += 1;
-                if self.depth > 16 {
-                    return Err(format!("{id}: macro nesting too deep"));
-                }
-                let body = self
-                    .defs
-                    .raw
-                    .get(&id)
-                    .ok_or(format!("{id} is not defined"))?;
-                let tokens = tokenize(body)?;
-                let mut inner = Parser {
-                    tokens: &tokens,
-                    pos: 0,
-                    defs: self.defs,
-                    depth: self.depth + 1,
-                };
-                inner.expr()
-            }
-            other => Err(format!("unexpected {other:?}")),
-        }
+        self.0.value(name)
     }
 }
 
@@ -469,7 +253,7 @@ fn evaluator_handles_the_header_idioms() {
     assert_eq!(d.value("C"), Ok(0x101));
     assert_eq!(d.value("G"), Ok(8));
     assert_eq!(d.value("H"), Ok(0x12));
-    assert_eq!(d.field("F"), Ok(BitField { high: 7, low: 4 }));
+    assert_eq!(d.field("F"), Ok(BitField { hi: 7, lo: 4 }));
     assert!(d.value("M").is_err(), "function-like macros are not values");
     assert!(d.value("NOPE").is_err());
 }

@@ -337,19 +337,19 @@ pub mod nvos02_flags {
     use super::BitField;
 
     /// `NVOS02_FLAGS_PHYSICALITY` 7:4.
-    pub const PHYSICALITY: BitField = BitField::new(7, 4);
+    pub const PHYSICALITY: BitField = BitField::word32(7, 4);
     /// `NVOS02_FLAGS_PHYSICALITY_CONTIGUOUS`.
     pub const PHYSICALITY_CONTIGUOUS: u32 = 0;
     /// `NVOS02_FLAGS_PHYSICALITY_NONCONTIGUOUS`.
     pub const PHYSICALITY_NONCONTIGUOUS: u32 = 1;
     /// `NVOS02_FLAGS_LOCATION` 11:8.
-    pub const LOCATION: BitField = BitField::new(11, 8);
+    pub const LOCATION: BitField = BitField::word32(11, 8);
     /// `NVOS02_FLAGS_LOCATION_PCI`.
     pub const LOCATION_PCI: u32 = 0;
     /// `NVOS02_FLAGS_LOCATION_VIDMEM`.
     pub const LOCATION_VIDMEM: u32 = 2;
     /// `NVOS02_FLAGS_COHERENCY` 15:12.
-    pub const COHERENCY: BitField = BitField::new(15, 12);
+    pub const COHERENCY: BitField = BitField::word32(15, 12);
     /// `NVOS02_FLAGS_COHERENCY_UNCACHED`.
     pub const COHERENCY_UNCACHED: u32 = 0;
     /// `NVOS02_FLAGS_COHERENCY_CACHED`.
@@ -359,17 +359,17 @@ pub mod nvos02_flags {
     /// `NVOS02_FLAGS_COHERENCY_WRITE_BACK`.
     pub const COHERENCY_WRITE_BACK: u32 = 5;
     /// `NVOS02_FLAGS_GPU_CACHEABLE` 18:18.
-    pub const GPU_CACHEABLE: BitField = BitField::new(18, 18);
+    pub const GPU_CACHEABLE: BitField = BitField::word32(18, 18);
     /// `NVOS02_FLAGS_GPU_CACHEABLE_NO`.
     pub const GPU_CACHEABLE_NO: u32 = 0;
     /// `NVOS02_FLAGS_GPU_CACHEABLE_YES`.
     pub const GPU_CACHEABLE_YES: u32 = 1;
     /// `NVOS02_FLAGS_ALLOC_USER_READ_ONLY` 21:21.
-    pub const ALLOC_USER_READ_ONLY: BitField = BitField::new(21, 21);
+    pub const ALLOC_USER_READ_ONLY: BitField = BitField::word32(21, 21);
     /// `NVOS02_FLAGS_ALLOC_DEVICE_READ_ONLY` 22:22.
-    pub const ALLOC_DEVICE_READ_ONLY: BitField = BitField::new(22, 22);
+    pub const ALLOC_DEVICE_READ_ONLY: BitField = BitField::word32(22, 22);
     /// `NVOS02_FLAGS_MAPPING` 31:30.
-    pub const MAPPING: BitField = BitField::new(31, 30);
+    pub const MAPPING: BitField = BitField::word32(31, 30);
     /// `NVOS02_FLAGS_MAPPING_DEFAULT`.
     pub const MAPPING_DEFAULT: u32 = 0;
     /// `NVOS02_FLAGS_MAPPING_NO_MAP`: RM makes no CPU mapping now; map later with NVOS33.
@@ -383,7 +383,7 @@ pub mod nvos33_flags {
     use super::BitField;
 
     /// `NVOS33_FLAGS_ACCESS` 1:0.
-    pub const ACCESS: BitField = BitField::new(1, 0);
+    pub const ACCESS: BitField = BitField::word32(1, 0);
     /// `NVOS33_FLAGS_ACCESS_READ_WRITE`.
     pub const ACCESS_READ_WRITE: u32 = 0;
     /// `NVOS33_FLAGS_ACCESS_READ_ONLY`.
@@ -391,7 +391,7 @@ pub mod nvos33_flags {
     /// `NVOS33_FLAGS_ACCESS_WRITE_ONLY`.
     pub const ACCESS_WRITE_ONLY: u32 = 2;
     /// `NVOS33_FLAGS_MAPPING` 16:15.
-    pub const MAPPING: BitField = BitField::new(16, 15);
+    pub const MAPPING: BitField = BitField::word32(16, 15);
     /// `NVOS33_FLAGS_MAPPING_DEFAULT`.
     pub const MAPPING_DEFAULT: u32 = 0;
     /// `NVOS33_FLAGS_MAPPING_DIRECT`.
@@ -399,11 +399,11 @@ pub mod nvos33_flags {
     /// `NVOS33_FLAGS_MAPPING_REFLECTED`.
     pub const MAPPING_REFLECTED: u32 = 2;
     /// `NVOS33_FLAGS_MAP_FIXED` 18:18.
-    pub const MAP_FIXED: BitField = BitField::new(18, 18);
+    pub const MAP_FIXED: BitField = BitField::word32(18, 18);
     /// `NVOS33_FLAGS_OS_DESCRIPTOR` 22:22 (internal use).
-    pub const OS_DESCRIPTOR: BitField = BitField::new(22, 22);
+    pub const OS_DESCRIPTOR: BitField = BitField::word32(22, 22);
     /// `NVOS33_FLAGS_CACHING_TYPE` 25:23: the PCIe BAR mapping's caching mode.
-    pub const CACHING_TYPE: BitField = BitField::new(25, 23);
+    pub const CACHING_TYPE: BitField = BitField::word32(25, 23);
     /// `NVOS33_FLAGS_CACHING_TYPE_CACHED`.
     pub const CACHING_TYPE_CACHED: u32 = 0;
     /// `NVOS33_FLAGS_CACHING_TYPE_UNCACHED`.
@@ -424,27 +424,27 @@ pub mod nvos46_flags {
     use super::BitField;
 
     /// `NVOS46_FLAGS_ACCESS` 1:0.
-    pub const ACCESS: BitField = BitField::new(1, 0);
+    pub const ACCESS: BitField = BitField::word32(1, 0);
     /// `NVOS46_FLAGS_ACCESS_READ_WRITE`.
     pub const ACCESS_READ_WRITE: u32 = 0;
     /// `NVOS46_FLAGS_ACCESS_READ_ONLY`.
     pub const ACCESS_READ_ONLY: u32 = 1;
     /// `NVOS46_FLAGS_PAGE_KIND` 3:3.
-    pub const PAGE_KIND: BitField = BitField::new(3, 3);
+    pub const PAGE_KIND: BitField = BitField::word32(3, 3);
     /// `NVOS46_FLAGS_PAGE_KIND_PHYSICAL`.
     pub const PAGE_KIND_PHYSICAL: u32 = 0;
     /// `NVOS46_FLAGS_PAGE_KIND_VIRTUAL`.
     pub const PAGE_KIND_VIRTUAL: u32 = 1;
     /// `NVOS46_FLAGS_CACHE_SNOOP` 4:4.
-    pub const CACHE_SNOOP: BitField = BitField::new(4, 4);
+    pub const CACHE_SNOOP: BitField = BitField::word32(4, 4);
     /// `NVOS46_FLAGS_CACHE_SNOOP_DISABLE`.
     pub const CACHE_SNOOP_DISABLE: u32 = 0;
     /// `NVOS46_FLAGS_CACHE_SNOOP_ENABLE`.
     pub const CACHE_SNOOP_ENABLE: u32 = 1;
     /// `NVOS46_FLAGS_SHADER_ACCESS` 7:6.
-    pub const SHADER_ACCESS: BitField = BitField::new(7, 6);
+    pub const SHADER_ACCESS: BitField = BitField::word32(7, 6);
     /// `NVOS46_FLAGS_PAGE_SIZE` 11:8.
-    pub const PAGE_SIZE: BitField = BitField::new(11, 8);
+    pub const PAGE_SIZE: BitField = BitField::word32(11, 8);
     /// `NVOS46_FLAGS_PAGE_SIZE_DEFAULT`.
     pub const PAGE_SIZE_DEFAULT: u32 = 0;
     /// `NVOS46_FLAGS_PAGE_SIZE_4KB`.
@@ -458,15 +458,15 @@ pub mod nvos46_flags {
     /// `NVOS46_FLAGS_PAGE_SIZE_512M`.
     pub const PAGE_SIZE_512M: u32 = 5;
     /// `NVOS46_FLAGS_DMA_OFFSET_GROWS` 14:14.
-    pub const DMA_OFFSET_GROWS: BitField = BitField::new(14, 14);
+    pub const DMA_OFFSET_GROWS: BitField = BitField::word32(14, 14);
     /// `NVOS46_FLAGS_DMA_OFFSET_FIXED` 15:15: map at the given `dmaOffset`.
-    pub const DMA_OFFSET_FIXED: BitField = BitField::new(15, 15);
+    pub const DMA_OFFSET_FIXED: BitField = BitField::word32(15, 15);
     /// `NVOS46_FLAGS_DMA_OFFSET_FIXED_FALSE`.
     pub const DMA_OFFSET_FIXED_FALSE: u32 = 0;
     /// `NVOS46_FLAGS_DMA_OFFSET_FIXED_TRUE`.
     pub const DMA_OFFSET_FIXED_TRUE: u32 = 1;
     /// `NVOS46_FLAGS_GPU_CACHEABLE` 18:17 (580 only; reserved in 570).
-    pub const GPU_CACHEABLE: BitField = BitField::new(18, 17);
+    pub const GPU_CACHEABLE: BitField = BitField::word32(18, 17);
     /// `NVOS46_FLAGS_GPU_CACHEABLE_DEFAULT`.
     pub const GPU_CACHEABLE_DEFAULT: u32 = 0;
     /// `NVOS46_FLAGS_GPU_CACHEABLE_YES`.
@@ -474,9 +474,9 @@ pub mod nvos46_flags {
     /// `NVOS46_FLAGS_GPU_CACHEABLE_NO`.
     pub const GPU_CACHEABLE_NO: u32 = 2;
     /// `NVOS46_FLAGS_PAGE_KIND_OVERRIDE` 19:19 (580 only).
-    pub const PAGE_KIND_OVERRIDE: BitField = BitField::new(19, 19);
+    pub const PAGE_KIND_OVERRIDE: BitField = BitField::word32(19, 19);
     /// `NVOS46_FLAGS_DEFER_TLB_INVALIDATION` 31:31.
-    pub const DEFER_TLB_INVALIDATION: BitField = BitField::new(31, 31);
+    pub const DEFER_TLB_INVALIDATION: BitField = BitField::word32(31, 31);
     /// `NVOS46_FLAGS2_GPU_CACHE_SNOOP` 1:0 of `flags2` (580 only).
-    pub const FLAGS2_GPU_CACHE_SNOOP: BitField = BitField::new(1, 0);
+    pub const FLAGS2_GPU_CACHE_SNOOP: BitField = BitField::word32(1, 0);
 }

@@ -1,15 +1,20 @@
-//! The kernel-driver backend (`--backend nvk`): where NVIDIA's kernel driver owns
-//! the GPU, nvbare drives it through RM ioctls on `/dev/nvidiactl`,
-//! `/dev/nvidiaN` and `/dev/nvidia-uvm`, with its own pushbuffers, QMDs and
-//! GPFIFOs from `nvbare-core`.
+//! The kernel-driver backend (`--backend nvk`): where NVIDIA's kernel driver owns the GPU,
+//! nvbare reaches RM through ioctls on `/dev/nvidiactl`, `/dev/nvidiaN` and
+//! `/dev/nvidia-uvm`. [`Nvk`] implements `nvbare_core`'s `RmApi` and `Backend`; everything
+//! above it (object tree, channels, launches, waits) is `nvbare_core::gpu`, the same code the
+//! VFIO path runs.
+//!
+//! - [`sys`]: the kernel driver's ioctl framing and UVM ioctls.
+//! - [`rm`]: the RM client (alloc, free, control, CPU and GPU mapping of RM memory).
+//! - [`uvm`]: UVM registration and external ranges.
+//! - [`memory`]: buffers as RM memory objects at VAs nvk picks, CPU-mapped at the same VA.
+//! - [`backend`]: [`Nvk`] and its `Backend` steps (device identity, UVM, notifier, GR info).
+//! - [`flags`], [`ctrl`]: the RM flag words and control wrappers the backend uses.
 
+pub mod backend;
 pub mod ctrl;
-pub mod device;
-pub mod fault;
 pub mod flags;
-pub mod gpu;
-pub mod mem;
-pub mod pool;
+pub mod memory;
 pub mod rm;
 pub mod sys;
 pub mod uvm;
@@ -20,41 +25,111 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use nvbare_gsp::rm::status::NvStatus;
 
+pub use backend::Nvk;
+pub use memory::NvkMemory;
+
+/// The GPU layer over the kernel driver.
+pub type Gpu = nvbare_core::gpu::Gpu<Nvk>;
+/// A buffer of [`Gpu`].
+pub type Buffer = nvbare_core::gpu::Buffer<NvkMemory>;
+/// A loaded kernel of [`Gpu`].
+pub type Kernel = nvbare_core::gpu::Kernel<NvkMemory>;
+/// What [`Gpu`] reports: core's errors, wrapping [`NvkError`] where a backend step failed.
+pub type Error = nvbare_core::gpu::GpuError<NvkError>;
+
+/// `buf`'s CPU view, or the error naming the buffer when it was allocated without one.
+pub fn view(buf: &Buffer) -> Result<nvbare_core::gpu::BufferView<'_>, Error> {
+    buf.view().ok_or(Error::NoCpuView(buf.gpu_va()))
+}
+
+/// Opens GPU `index` of those the kernel driver lists, with `config`'s sizes and tunings.
+pub fn open(index: usize, config: nvbare_core::gpu::GpuConfig) -> Result<Gpu, Error> {
+    let nvk = Nvk::open(index).map_err(|source| Error::Backend {
+        step: nvbare_core::rm::Step::Open,
+        source,
+    })?;
+    Gpu::open(nvk, config)
+}
+
 /// Everything that can go wrong on the kernel-driver path, each naming the step.
 #[derive(Debug, thiserror::Error)]
 pub enum NvkError {
+    /// A device node could not be opened.
     #[error(
         "{path}: {source}; the nvk backend drives GPUs owned by NVIDIA's kernel driver: \
          load nvidia.ko and nvidia-uvm.ko (or run where they are loaded)"
     )]
     NoDriver {
+        /// The node.
         path: Cow<'static, str>,
+        /// The OS error.
         source: std::io::Error,
     },
+    /// An ioctl failed in the kernel.
     #[error("{op}: ioctl failed: {source}")]
     Ioctl {
+        /// Which.
         op: &'static str,
+        /// The OS error.
         source: std::io::Error,
     },
+    /// RM (or UVM) returned a status.
     #[error("{op}: RM returned {status}")]
-    Rm { op: &'static str, status: NvStatus },
+    Rm {
+        /// Which call.
+        op: &'static str,
+        /// The status.
+        status: NvStatus,
+    },
+    /// RM refused an allocation.
     #[error("RM alloc of class {class:#06x} failed: {status}")]
-    RmAlloc { class: u32, status: NvStatus },
+    RmAlloc {
+        /// The class.
+        class: u32,
+        /// The status.
+        status: NvStatus,
+    },
+    /// RM refused a control.
     #[error("RM control {cmd:#010x} failed: {status}")]
-    RmControl { cmd: u32, status: NvStatus },
+    RmControl {
+        /// The command.
+        cmd: u32,
+        /// The status.
+        status: NvStatus,
+    },
+    /// No GPU at that index.
     #[error("no GPU at index {index}: the kernel driver lists {count}")]
-    NoSuchGpu { index: usize, count: usize },
+    NoSuchGpu {
+        /// Asked for.
+        index: usize,
+        /// Listed.
+        count: usize,
+    },
+    /// An mmap failed.
     #[error("mmap of {what} failed: {source}")]
     Mmap {
+        /// What was mapped.
         what: &'static str,
+        /// The OS error.
         source: std::io::Error,
     },
+    /// The process's GPU VA windows have no room (or were handed a bad range).
     #[error("GPU virtual address space: {0}")]
-    Va(String),
-    #[error("the GPU offers none of the {what} classes nvbare knows ({known}); chip not supported")]
-    NoClass { what: &'static str, known: String },
-    #[error("{0}")]
-    Submit(String),
+    Va(#[source] nvbare_mmu::MmuError),
+    /// RM mapped a buffer somewhere other than the VA asked for.
+    #[error("RM mapped a buffer at {got:#x}, wanted {wanted:#x}")]
+    MappedElsewhere {
+        /// Asked for.
+        wanted: u64,
+        /// Got.
+        got: u64,
+    },
+    /// RM's GPU UUID was not the 16 bytes UVM wants.
+    #[error("GPU UUID: RM returned {len} bytes of binary GID, expected 16")]
+    GpuUuid {
+        /// Bytes returned.
+        len: u32,
+    },
 }
 
 /// Opens an NVIDIA device node read-write, close-on-exec.
@@ -78,10 +153,12 @@ mod tests {
             eprintln!("skipped: this machine has NVIDIA's kernel driver");
             return;
         }
-        let err = gpu::Gpu::open(0).err().expect("no driver, no GPU");
+        let err = open(0, Default::default())
+            .err()
+            .expect("no driver, no GPU");
         let msg = err.to_string();
         assert!(
-            matches!(&err, NvkError::NoDriver { path, .. } if path == "/dev/nvidiactl"),
+            matches!(&err, Error::Backend { source: NvkError::NoDriver { path, .. }, .. } if path == "/dev/nvidiactl"),
             "{msg}"
         );
         assert!(msg.contains("nvidia.ko") && !msg.contains('\n'), "{msg}");

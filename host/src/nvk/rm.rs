@@ -13,8 +13,7 @@ use zerocopy::{FromBytes, IntoBytes};
 use super::NvkError;
 use super::sys::{self, NvIoctlNvos02ParametersWithFd, NvIoctlNvos33ParametersWithFd};
 
-/// An RM object handle.
-pub type Handle = u32;
+pub use nvbare_core::rm::Handle;
 
 /// One RM client: the root object every other object of this process hangs off.
 pub struct RmClient {
@@ -67,13 +66,13 @@ impl RmClient {
     }
 
     /// Allocates an object of `class` under `parent` (`NV_ESC_RM_ALLOC`,
-    /// `NVOS21_PARAMETERS`), passing `params` as the class's allocation
+    /// `NVOS21_PARAMETERS`), passing `params` (empty for none) as the class's allocation
     /// parameters.
-    pub fn alloc<P: IntoBytes + FromBytes>(
+    pub fn alloc_raw(
         &self,
         parent: Handle,
         class: u32,
-        params: Option<&mut P>,
+        params: &mut [u8],
     ) -> Result<Handle, NvkError> {
         let mut p = AllocParams {
             h_root: self.root,
@@ -81,9 +80,10 @@ impl RmClient {
             h_class: class,
             ..Default::default()
         };
-        if let Some(params) = params {
-            p.p_alloc_parms = params as *mut P as u64;
-            p.params_size = size_of::<P>() as u32;
+        if !params.is_empty() {
+            p.p_alloc_parms = params.as_mut_ptr() as u64;
+            // CAST: parameter blocks are a few KiB.
+            p.params_size = params.len() as u32;
         }
         self.ioctl(escape::RM_ALLOC, &mut p, "alloc")?;
         if p.status != 0 {
@@ -93,6 +93,16 @@ impl RmClient {
             });
         }
         Ok(p.h_object_new)
+    }
+
+    /// [`Self::alloc_raw`] with a typed parameter block.
+    pub fn alloc<P: IntoBytes + FromBytes>(
+        &self,
+        parent: Handle,
+        class: u32,
+        params: &mut P,
+    ) -> Result<Handle, NvkError> {
+        self.alloc_raw(parent, class, params.as_mut_bytes())
     }
 
     /// Frees `object` (`escape::RM_FREE`, `NVOS00_PARAMETERS`).
@@ -110,19 +120,16 @@ impl RmClient {
         Ok(())
     }
 
-    /// Runs control `cmd` on `object` (`escape::RM_CONTROL`, `NVOS54_PARAMETERS`).
-    pub fn control<P: IntoBytes + FromBytes>(
-        &self,
-        object: Handle,
-        cmd: u32,
-        params: &mut P,
-    ) -> Result<(), NvkError> {
+    /// Runs control `cmd` on `object` (`escape::RM_CONTROL`, `NVOS54_PARAMETERS`). The kernel
+    /// reads and writes the block in place, so a block with embedded pointers (GR info) works.
+    pub fn control_raw(&self, object: Handle, cmd: u32, params: &mut [u8]) -> Result<(), NvkError> {
         let mut p = ControlParams {
             h_client: self.root,
             h_object: object,
             cmd,
-            params: params as *mut P as u64,
-            params_size: size_of::<P>() as u32,
+            params: params.as_mut_ptr() as u64,
+            // CAST: parameter blocks are at most a few KiB.
+            params_size: params.len() as u32,
             ..Default::default()
         };
         self.ioctl(escape::RM_CONTROL, &mut p, "control")?;
@@ -133,6 +140,16 @@ impl RmClient {
             });
         }
         Ok(())
+    }
+
+    /// [`Self::control_raw`] with a typed parameter block.
+    pub fn control<P: IntoBytes + FromBytes>(
+        &self,
+        object: Handle,
+        cmd: u32,
+        params: &mut P,
+    ) -> Result<(), NvkError> {
+        self.control_raw(object, cmd, params.as_mut_bytes())
     }
 
     /// Describes caller-owned host memory to RM as an OS-descriptor memory object

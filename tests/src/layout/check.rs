@@ -67,15 +67,12 @@ pub struct Summary {
     pub fields: usize,
 }
 
-/// The reference root: `$NVBARE_REFERENCE`, else `shared/reference` next to the checkout.
+/// The reference root: `$NVBARE_REFERENCE`, else `shared/reference` next to the checkout (the
+/// one definition, `nvbare_hwref::reference_root`). The headers themselves are read by the C
+/// compiler here, the most independent reader of their layouts there is.
 pub fn reference_root() -> PathBuf {
-    match std::env::var_os("NVBARE_REFERENCE") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference");
-            beside.canonicalize().unwrap_or(beside)
-        }
-    }
+    let root = nvbare_hwref::reference_root(env!("CARGO_MANIFEST_DIR"));
+    root.canonicalize().unwrap_or(root)
 }
 
 /// The C program for one group: prints `S <struct> <size> <align>` and

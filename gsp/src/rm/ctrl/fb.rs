@@ -85,27 +85,27 @@ pub mod flush_gpu_cache_flags {
     use super::BitField;
 
     /// `..._APERTURE` 1:0.
-    pub const APERTURE: BitField = BitField::new(1, 0);
+    pub const APERTURE: BitField = BitField::word32(1, 0);
     /// `..._APERTURE_VIDEO_MEMORY`.
     pub const APERTURE_VIDEO_MEMORY: u32 = 0;
     /// `..._APERTURE_SYSTEM_MEMORY`.
     pub const APERTURE_SYSTEM_MEMORY: u32 = 1;
     /// `..._WRITE_BACK` 2:2.
-    pub const WRITE_BACK: BitField = BitField::new(2, 2);
+    pub const WRITE_BACK: BitField = BitField::word32(2, 2);
     /// `..._WRITE_BACK_YES`.
     pub const WRITE_BACK_YES: u32 = 1;
     /// `..._INVALIDATE` 3:3.
-    pub const INVALIDATE: BitField = BitField::new(3, 3);
+    pub const INVALIDATE: BitField = BitField::word32(3, 3);
     /// `..._INVALIDATE_YES`.
     pub const INVALIDATE_YES: u32 = 1;
     /// `..._FLUSH_MODE` 4:4.
-    pub const FLUSH_MODE: BitField = BitField::new(4, 4);
+    pub const FLUSH_MODE: BitField = BitField::word32(4, 4);
     /// `..._FLUSH_MODE_ADDRESS_ARRAY`.
     pub const FLUSH_MODE_ADDRESS_ARRAY: u32 = 0;
     /// `..._FLUSH_MODE_FULL_CACHE`.
     pub const FLUSH_MODE_FULL_CACHE: u32 = 1;
     /// `..._FB_FLUSH` 5:5.
-    pub const FB_FLUSH: BitField = BitField::new(5, 5);
+    pub const FB_FLUSH: BitField = BitField::word32(5, 5);
     /// `..._FB_FLUSH_YES`.
     pub const FB_FLUSH_YES: u32 = 1;
 

@@ -81,13 +81,13 @@ pub mod gid_flags {
     use super::BitField;
 
     /// `..._FORMAT` 1:0.
-    pub const FORMAT: BitField = BitField::new(1, 0);
+    pub const FORMAT: BitField = BitField::word32(1, 0);
     /// `..._FORMAT_ASCII`: "GPU-xxxxxxxx-…".
     pub const FORMAT_ASCII: u32 = 0;
     /// `..._FORMAT_BINARY`: 16 raw bytes.
     pub const FORMAT_BINARY: u32 = 2;
     /// `..._TYPE` 2:2.
-    pub const TYPE: BitField = BitField::new(2, 2);
+    pub const TYPE: BitField = BitField::word32(2, 2);
     /// `..._TYPE_SHA1`.
     pub const TYPE_SHA1: u32 = 0;
 }

@@ -1,33 +1,33 @@
-//! The launch path: per-launch QMDs and constant bank 0 built from a cached
-//! template, placed in the arena (written through `MirroredMem`) and started
-//! with one PCAS; plus the knobs and hooks that measure it.
+//! The launch path: per-launch QMDs and constant bank 0 built from a cached template, placed
+//! in the arena (written through `MirroredMem`) and started with one PCAS; plus the knobs
+//! that shape it and (with the `probe` feature) the hooks that measure it.
 
-use std::cell::RefCell;
-use std::time::Instant;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 
-use nvbare_core::compute::{self, PcasAction};
-use nvbare_core::cubin::{Kernel as CubinKernel, ModuleImage};
-use nvbare_core::launch::{self, Cbuf0Slots, ComputeContext, LaunchConfig};
-use nvbare_core::mirror::MirroredMem;
-use nvbare_core::push::PushBuffer;
-use nvbare_core::qmd::ConstantBuffer;
-use nvbare_core::ring::Ring;
-use nvbare_core::sem;
-
-use super::{Gpu, TIMEOUT_NS, sub};
-use crate::nvk::NvkError;
-use crate::nvk::device::{LOCAL_MEM_WINDOW, SHARED_MEM_WINDOW};
-use crate::nvk::mem::Buffer;
+use super::{Buffer, Engine, Fence, Gpu, GpuError, queue_index};
+use crate::compute::{self, PcasAction};
+use crate::cubin::{Kernel as CubinKernel, ModuleImage};
+use crate::gpu::Backend;
+#[cfg(feature = "probe")]
+use crate::hal::Clock;
+use crate::launch::{self, Cbuf0Slots, ComputeContext, LaunchConfig};
+use crate::mirror::MirroredMem;
+use crate::push::PushBuffer;
+use crate::qmd::ConstantBuffer;
+use crate::ring::Ring;
+#[cfg(feature = "probe")]
+use crate::sem;
 
 /// A kernel ready to launch: its module image in video memory plus the
 /// cubin's description of it.
 #[derive(Debug)]
-pub struct Kernel {
+pub struct Kernel<M> {
     /// The cubin's record of the kernel (owned: the cubin bytes are not kept).
     pub info: CubinKernel<'static>,
     image: ModuleImage,
     /// The code's memory (mapped while the kernel exists).
-    code: Buffer,
+    code: Buffer<M>,
     /// Bytes of constant bank 0 in an arena slot (`launch::cbuf0_size`, rounded up
     /// so the next slot's QMD stays 256-byte aligned).
     cbuf0_len: u64,
@@ -36,12 +36,12 @@ pub struct Kernel {
     template: RefCell<Option<Template>>,
 }
 
-impl Kernel {
+impl<M> Kernel<M> {
     /// A loaded kernel with no launch template yet.
     pub(super) fn new(
         info: CubinKernel<'static>,
         image: ModuleImage,
-        code: Buffer,
+        code: Buffer<M>,
         slots: &Cbuf0Slots,
     ) -> Self {
         let cbuf0_len = u64::from(launch::cbuf0_size(slots, &info)).next_multiple_of(256);
@@ -55,7 +55,7 @@ impl Kernel {
     }
 
     /// The kernel's code memory, for [`Gpu::unload`].
-    pub(super) fn into_code(self) -> Buffer {
+    pub(super) fn into_code(self) -> Buffer<M> {
         self.code
     }
 }
@@ -68,63 +68,69 @@ struct Template {
     local: u32,
     /// The tuning that shaped the QMD (`membar`, `invalidate`).
     qmd_fields: (u64, bool),
-    qmd: nvbare_core::qmd::Qmd,
+    qmd: crate::qmd::Qmd,
     cbuf0: Vec<u8>,
 }
 
-/// Per-launch QMD choices that trade safety margins for latency; the defaults
-/// are the conservative ones. `NVBARE_TUNE=membar=N,inval=0|1,mirror=0|1,relmembar=0|1`
-/// overrides them (for measuring; `nvbare bench --study` compares them in one
-/// process, see BENCHMARKS.md).
-#[derive(Clone, Copy, Debug)]
+/// Per-launch QMD choices that trade safety margins for latency; the defaults are the
+/// conservative ones. Measurement tools set them (`nvbare bench --tune`, `--study` compares
+/// them in one process, see BENCHMARKS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchTuning {
     /// `CWD_MEMBAR_TYPE`: 0 none, 1 L1 + sysmembar (default), 3 L1 + GPU membar.
     pub membar: u64,
     /// Invalidate the SM's texture/data caches at every grid start (default).
     pub invalidate: bool,
-    /// Store only the arena lines that differ from what was last written there
-    /// (default); off stores every byte of every launch.
+    /// Store only the arena lines that differ from what was last written there (default);
+    /// off stores every byte of every launch.
     pub mirror: bool,
-    /// The completion release also waits for a front-end sysmembar; off by
-    /// default, since the per-CTA `CWD_MEMBAR_TYPE` already makes the grid's
-    /// writes visible (see `Qmd::set_release`).
+    /// The completion release also waits for a front-end sysmembar; off by default, since the
+    /// per-CTA `CWD_MEMBAR_TYPE` already makes the grid's writes visible (see
+    /// `Qmd::set_release`).
     pub release_membar: bool,
 }
 
-impl Default for LaunchTuning {
-    fn default() -> Self {
-        Self {
-            membar: 1,
-            invalidate: true,
-            mirror: true,
-            release_membar: false,
-        }
-    }
-}
+/// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1` or `relmembar=0|1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1 or relmembar=0|1")]
+pub struct BadTuning<'a>(pub &'a str);
 
 impl LaunchTuning {
-    /// The defaults with `NVBARE_TUNE`'s overrides applied.
-    pub fn from_env() -> Self {
-        let mut t = Self::default();
-        let Ok(spec) = std::env::var("NVBARE_TUNE") else {
-            return t;
-        };
-        for kv in spec.split(',') {
+    /// The conservative choices.
+    pub const DEFAULT: Self = Self {
+        membar: 1,
+        invalidate: true,
+        mirror: true,
+        release_membar: false,
+    };
+
+    /// The defaults with `spec`'s overrides applied (`membar=N,inval=0|1,mirror=0|1,
+    /// relmembar=0|1`; a key alone means `=1`).
+    pub fn parse(spec: &str) -> Result<Self, BadTuning<'_>> {
+        let mut t = Self::DEFAULT;
+        for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
             let (k, v) = kv.split_once('=').unwrap_or((kv, "1"));
-            let n: u64 = v.parse().unwrap_or(1);
+            let n: u64 = v.parse().map_err(|_| BadTuning(kv))?;
             match k {
                 "membar" => t.membar = n,
                 "inval" => t.invalidate = n != 0,
                 "mirror" => t.mirror = n != 0,
                 "relmembar" => t.release_membar = n != 0,
-                _ => {}
+                _ => return Err(BadTuning(kv)),
             }
         }
-        t
+        Ok(t)
+    }
+}
+
+impl Default for LaunchTuning {
+    fn default() -> Self {
+        Self::DEFAULT
     }
 }
 
 /// CPU time of launches by step, summed (see [`Gpu::profile`]).
+#[cfg(feature = "probe")]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LaunchProfile {
     /// Building the QMD and bank 0 and taking an arena slot.
@@ -138,8 +144,8 @@ pub struct LaunchProfile {
 
 /// A per-launch arena: a ring of QMD + cbuf0 slots, reused once the timeline
 /// value that last used them has passed.
-pub(super) struct Arena {
-    pub(super) buf: Buffer,
+pub(super) struct Arena<M> {
+    pub(super) buf: Buffer<M>,
     /// The arena's CPU mapping with a shadow of what was written to it.
     pub(super) mem: MirroredMem,
     /// Slots, each freed when the compute timeline passes its launch's value.
@@ -150,36 +156,43 @@ pub(super) struct Arena {
 struct Slot {
     at: u64,
     qmd_va: u64,
-    qmd: nvbare_core::qmd::Qmd,
+    qmd: crate::qmd::Qmd,
     /// The slot's bytes: the QMD's space (filled in by [`Gpu::write_launch`]),
     /// then constant bank 0.
     bytes: Vec<u8>,
 }
 
-impl Gpu {
+impl<B: Backend> Gpu<B> {
     /// An arena offset for `bytes` (a multiple of 256, so QMDs stay aligned),
     /// waiting for older launches to finish when the arena is full.
-    fn arena_take(&mut self, bytes: u64) -> Result<u64, NvkError> {
+    fn arena_take(&mut self, bytes: u64) -> Result<u64, GpuError<B::Error>> {
+        let ci = queue_index(Engine::Compute);
+        // TIMEOUT: none of its own: each round either places the slot or waits (with the
+        // configured timeout) for the oldest launch holding arena space, which frees it.
         loop {
-            // What the waits already saw first; the GPU-written timeline (a cache
-            // miss) only when that leaves no room.
-            self.arena.ring.reclaim(self.compute_seen.get());
+            // What the waits already saw first; the GPU-written timeline (a cache miss) only
+            // when that leaves no room.
+            self.arena.ring.reclaim(self.queues[ci].seen);
+            // CAST: arena offsets fit usize (the arena is mapped).
             if let Some(at) = self.arena.ring.place(bytes as usize) {
                 return Ok(at as u64);
             }
-            let done = self.compute_timeline.value();
-            self.compute_seen.set(self.compute_seen.get().max(done));
+            let done = self.queues[ci].timeline.value();
+            self.queues[ci].seen = self.queues[ci].seen.max(done);
             self.arena.ring.reclaim(done);
             if let Some(at) = self.arena.ring.place(bytes as usize) {
                 return Ok(at as u64);
             }
             match self.arena.ring.oldest_value() {
-                Some(v) => self.wait_compute(v)?,
+                Some(value) => self.wait(Fence {
+                    engine: Engine::Compute,
+                    value,
+                })?,
                 None => {
-                    return Err(sub(format!(
-                        "a launch needs {bytes:#x} bytes of QMD and constant bank 0; the arena has {:#x}",
-                        self.arena.buf.size
-                    )));
+                    return Err(GpuError::ArenaTooSmall {
+                        bytes,
+                        arena: self.arena.buf.size(),
+                    });
                 }
             }
         }
@@ -191,20 +204,20 @@ impl Gpu {
     /// which the slot may be reused.
     fn prepare(
         &mut self,
-        k: &Kernel,
+        k: &Kernel<B::Memory>,
         grid: [u32; 3],
         block: [u32; 3],
         params: &[u8],
         release: Option<u64>,
         value_for_arena: u64,
-    ) -> Result<Slot, NvkError> {
+    ) -> Result<Slot, GpuError<B::Error>> {
         let local = self.local.as_ref().map_or(0, |(_, n)| *n);
         let qmd_len = (self.qmd_version.size_bytes() as u64).next_multiple_of(256);
         // Bank 0's size is known before the QMD is built (fixed at load), so the
         // slot is taken first and the QMD can point at it.
         let cbuf0_len = k.cbuf0_len;
         let at = self.arena_take(qmd_len + cbuf0_len)?;
-        let qmd_va = self.arena.buf.gpu_va + at;
+        let qmd_va = self.arena.buf.gpu_va() + at;
         let cbuf0_va = qmd_va + qmd_len;
         let qmd_fields = (self.tuning.membar, self.tuning.invalidate);
         let mut t = k.template.borrow_mut();
@@ -224,8 +237,7 @@ impl Gpu {
                 index: 0,
                 va: cbuf0_va,
                 size: t.cbuf0.len() as u32,
-            })
-            .map_err(sub)?;
+            })?;
             let n = t.cbuf0.len().min(bank.len());
             bank[..n].copy_from_slice(&t.cbuf0[..n]);
             let off = k.info.param_offset as usize;
@@ -240,19 +252,21 @@ impl Gpu {
             let ctx = ComputeContext {
                 qmd_version: self.qmd_version,
                 sm: self.sm(),
-                shared_window: SHARED_MEM_WINDOW,
-                local_window: LOCAL_MEM_WINDOW,
+                shared_window: self.config.shared_window,
+                local_window: self.config.local_window,
                 local_memory_per_thread: local,
             };
-            let mut p = launch::prepare(&ctx, &k.image, &k.info, &cfg, params, cbuf0_va)
-                .map_err(|e| sub(format!("launch of {}: {e}", k.info.name)))?;
+            let mut p = launch::prepare(&ctx, &k.image, &k.info, &cfg, params, cbuf0_va).map_err(
+                |source| GpuError::Launch {
+                    kernel: alloc::string::String::from(&*k.info.name),
+                    source,
+                },
+            )?;
             let l = self.qmd_version.layout();
-            p.qmd
-                .set(l.cwd_membar_type, self.tuning.membar)
-                .map_err(sub)?;
+            p.qmd.set(l.cwd_membar_type, self.tuning.membar)?;
             if !self.tuning.invalidate {
                 for f in l.invalidate_caches {
-                    p.qmd.set(f, 0).map_err(sub)?;
+                    p.qmd.set(f, 0)?;
                 }
             }
             let n = p.cbuf0.len().min(bank.len());
@@ -269,10 +283,10 @@ impl Gpu {
         };
         drop(t);
         if let Some(value) = release {
-            qmd.set_release(0, self.compute_timeline.gpu_va(), value)
-                .map_err(sub)?;
+            let timeline = self.queues[queue_index(Engine::Compute)].timeline.gpu_va();
+            qmd.set_release(0, timeline, value)?;
             if self.tuning.release_membar {
-                qmd.set_release_membar(0, true).map_err(sub)?;
+                qmd.set_release_membar(0, true)?;
             }
         }
         self.arena
@@ -287,31 +301,28 @@ impl Gpu {
     }
 
     /// Writes a prepared launch into its arena slot.
-    fn write_launch(&mut self, s: &mut Slot) -> Result<(), NvkError> {
+    fn write_launch(&mut self, s: &mut Slot) -> Result<(), GpuError<B::Error>> {
         for (chunk, w) in s.bytes.chunks_exact_mut(4).zip(s.qmd.words()) {
             chunk.copy_from_slice(&w.to_le_bytes());
         }
         if !self.tuning.mirror {
             self.arena.mem.forget(s.at as usize, s.bytes.len());
         }
-        self.arena
-            .mem
-            .write(s.at as usize, &s.bytes)
-            .map(|_| ())
-            .map_err(sub)
+        self.arena.mem.write(s.at as usize, &s.bytes)?;
+        Ok(())
     }
 
     /// Launches `k` over `grid` × `block` with `params` (the kernel's parameter
-    /// bytes). Returns the timeline value that marks its completion.
+    /// bytes). Returns the fence that marks its completion.
     pub fn launch(
         &mut self,
-        k: &Kernel,
+        k: &Kernel<B::Memory>,
         grid: [u32; 3],
         block: [u32; 3],
         params: &[u8],
-    ) -> Result<u64, NvkError> {
+    ) -> Result<Fence, GpuError<B::Error>> {
         // The pushbuffer is reused from launch to launch: no allocation per launch.
-        let mut pb = std::mem::take(&mut self.launch_pb);
+        let mut pb = core::mem::take(&mut self.launch_pb);
         pb.clear();
         let r = self.launch_after(&mut pb, k, grid, block, params);
         self.launch_pb = pb;
@@ -321,78 +332,90 @@ impl Gpu {
     /// [`Self::launch`], with the front end first writing its GPU time when it
     /// reaches the launch (read back with [`Self::last_stamps`]): where a round
     /// trip's time goes.
+    #[cfg(feature = "probe")]
     pub fn launch_stamped(
         &mut self,
-        k: &Kernel,
+        k: &Kernel<B::Memory>,
         grid: [u32; 3],
         block: [u32; 3],
         params: &[u8],
-    ) -> Result<u64, NvkError> {
+    ) -> Result<Fence, GpuError<B::Error>> {
         let mut pb = PushBuffer::with_capacity(12);
         let stamp = sem::HostRelease {
             wait_for_idle: false,
             timestamp: true,
         };
-        sem::host_release(
-            &mut pb,
-            self.fetch_stamp.gpu_va(),
-            self.compute_value + 1,
-            stamp,
-        )
-        .map_err(sub)?;
+        let next = self.queues[queue_index(Engine::Compute)].submitted + 1;
+        sem::host_release(&mut pb, self.fetch_stamp.gpu_va(), next, stamp)?;
         self.launch_after(&mut pb, k, grid, block, params)
     }
 
     /// Publishes the compute channel's GPFIFO again and rings its doorbell, with
     /// nothing new in it (what a submission's kick costs; the front end finds no
     /// new entries).
-    pub fn rekick(&self) -> Result<(), NvkError> {
-        self.compute.fifo().kick(&self.doorbell).map_err(sub)
+    #[cfg(feature = "probe")]
+    pub fn rekick(&self) -> Result<(), GpuError<B::Error>> {
+        let q = &self.queues[queue_index(Engine::Compute)];
+        Ok(q.channel.fifo().kick(self.backend.usermode())?)
     }
 
     /// GPU times (ns) of the last stamped launch: when the front end reached it,
     /// and when its grid's completion was released.
+    #[cfg(feature = "probe")]
     pub fn last_stamps(&self) -> (u64, u64) {
         (
             self.fetch_stamp.timestamp(),
-            self.compute_timeline.timestamp(),
+            self.queues[queue_index(Engine::Compute)]
+                .timeline
+                .timestamp(),
         )
-    }
-
-    /// The GPU's timer (ns; the clock of semaphore timestamps), read through the
-    /// usermode page (`NVC361_TIME_1` / `TIME_0`).
-    pub fn gpu_time_ns(&self) -> u64 {
-        nvbare_core::gpfifo::gpu_time_ns(&self.doorbell, 0)
     }
 
     fn launch_after(
         &mut self,
         pb: &mut PushBuffer,
-        k: &Kernel,
+        k: &Kernel<B::Memory>,
         grid: [u32; 3],
         block: [u32; 3],
         params: &[u8],
-    ) -> Result<u64, NvkError> {
-        let t0 = self.profile.is_some().then(Instant::now);
-        let value = self.compute_value + 1;
+    ) -> Result<Fence, GpuError<B::Error>> {
+        let ci = queue_index(Engine::Compute);
+        #[cfg(feature = "probe")]
+        let t0 = self
+            .profile
+            .is_some()
+            .then(|| self.backend.clock().now_ns());
+        let value = self.queues[ci].submitted + 1;
         let mut s = self.prepare(k, grid, block, params, Some(value), value)?;
-        let t1 = t0.map(|_| Instant::now());
+        #[cfg(feature = "probe")]
+        let t1 = t0.map(|_| self.backend.clock().now_ns());
         self.write_launch(&mut s)?;
-        self.slot_bytes.push(std::mem::take(&mut s.bytes));
-        compute::launch_qmd(pb, s.qmd_va, PcasAction::PrefetchSchedule).map_err(sub)?;
-        let t2 = t0.map(|_| Instant::now());
-        self.compute
-            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, pb)
-            .map_err(sub)?;
-        self.compute_value = value;
-        if let (Some(p), Some(t0), Some(t1), Some(t2)) = (self.profile.as_mut(), t0, t1, t2) {
-            let t3 = Instant::now();
-            p.prepare_ns += (t1 - t0).as_nanos() as u64;
-            p.write_ns += (t2 - t1).as_nanos() as u64;
-            p.submit_ns += (t3 - t2).as_nanos() as u64;
-            p.launches += 1;
+        self.slot_bytes.push(core::mem::take(&mut s.bytes));
+        compute::launch_qmd(pb, s.qmd_va, PcasAction::PrefetchSchedule)?;
+        #[cfg(feature = "probe")]
+        let t2 = t0.map(|_| self.backend.clock().now_ns());
+        let timeout = self.config.timeout_ns;
+        self.queues[ci].submit(
+            self.backend.usermode(),
+            self.backend.clock(),
+            timeout,
+            pb,
+            value,
+        )?;
+        #[cfg(feature = "probe")]
+        if let (Some(t0), Some(t1), Some(t2)) = (t0, t1, t2) {
+            let t3 = self.backend.clock().now_ns();
+            if let Some(p) = self.profile.as_mut() {
+                p.prepare_ns += t1 - t0;
+                p.write_ns += t2 - t1;
+                p.submit_ns += t3 - t2;
+                p.launches += 1;
+            }
         }
-        Ok(value)
+        Ok(Fence {
+            engine: Engine::Compute,
+            value,
+        })
     }
 
     /// Launches `k` `count` times in one submission (one GPFIFO entry, one
@@ -400,25 +423,50 @@ impl Gpu {
     /// list (a CUDA graph) costs per kernel.
     pub fn launch_many(
         &mut self,
-        k: &Kernel,
+        k: &Kernel<B::Memory>,
         grid: [u32; 3],
         block: [u32; 3],
         params: &[u8],
         count: u32,
-    ) -> Result<u64, NvkError> {
-        let value = self.compute_value + 1;
+    ) -> Result<Fence, GpuError<B::Error>> {
+        let ci = queue_index(Engine::Compute);
+        let value = self.queues[ci].submitted + 1;
         let mut pb = PushBuffer::with_capacity(4 * count as usize);
         for i in 0..count {
             let release = (i + 1 == count).then_some(value);
             let mut s = self.prepare(k, grid, block, params, release, value)?;
             self.write_launch(&mut s)?;
-            self.slot_bytes.push(std::mem::take(&mut s.bytes));
-            compute::launch_qmd(&mut pb, s.qmd_va, PcasAction::PrefetchSchedule).map_err(sub)?;
+            self.slot_bytes.push(core::mem::take(&mut s.bytes));
+            compute::launch_qmd(&mut pb, s.qmd_va, PcasAction::PrefetchSchedule)?;
         }
-        self.compute
-            .submit(&self.doorbell, &self.clock, TIMEOUT_NS, &pb)
-            .map_err(sub)?;
-        self.compute_value = value;
-        Ok(value)
+        let timeout = self.config.timeout_ns;
+        self.queues[ci].submit(
+            self.backend.usermode(),
+            self.backend.clock(),
+            timeout,
+            &pb,
+            value,
+        )?;
+        Ok(Fence {
+            engine: Engine::Compute,
+            value,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BadTuning, LaunchTuning};
+
+    #[test]
+    fn tunings_parse_from_the_cli_form_and_unknown_keys_are_errors() {
+        assert_eq!(LaunchTuning::parse(""), Ok(LaunchTuning::DEFAULT));
+        let t = LaunchTuning::parse("membar=3,inval=0,mirror=0,relmembar").unwrap();
+        assert_eq!(
+            (t.membar, t.invalidate, t.mirror, t.release_membar),
+            (3, false, false, true)
+        );
+        assert_eq!(LaunchTuning::parse("chain=1"), Err(BadTuning("chain=1")));
+        assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
     }
 }

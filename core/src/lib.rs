@@ -12,6 +12,7 @@ pub mod compute;
 pub mod copy;
 pub mod cubin;
 pub mod gpfifo;
+pub mod gsp_rpc;
 pub mod hal;
 pub mod launch;
 pub mod mirror;

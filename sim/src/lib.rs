@@ -11,7 +11,7 @@
 //! ([`decode`]), and none of `nvbare-core`'s boot, RM or submission logic (core is a
 //! dependency for the `Platform` trait only). Ground truth is NVIDIA's headers and OpenRM's
 //! sources, the real firmware files, and tinygrad's PCI driver, which boots the simulated
-//! GB202 unmodified over [`remote`](crate) (tinygrad's remote PCI protocol).
+//! GB202 unmodified over [`remote`] (tinygrad's remote PCI protocol).
 //!
 //! Layout:
 //! - [`chip`]: the chip table (data): identity, VRAM, SMs, classes, per-chip registers.
@@ -23,6 +23,7 @@
 //! - [`platform`]: [`SimPlatform`], the in-process `nvbare_core::hal::Platform`.
 //! - [`units`]: the blocks of the GPU (identity, FSP, GSP, MMU, host/FIFO, copy, compute).
 //! - [`decode`]: the independent pushbuffer/QMD decoder.
+//! - [`remote`]: the GPUs served over tinygrad's remote PCI protocol.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod chip;
@@ -33,6 +34,7 @@ pub mod faults;
 pub mod log;
 pub mod memory;
 pub mod platform;
+pub mod remote;
 pub mod units;
 
 pub use chip::{ChipSpec, SimChip};

@@ -7,6 +7,7 @@
 
 extern crate alloc;
 
+pub mod boot;
 pub mod chip;
 pub mod compute;
 pub mod copy;

@@ -267,6 +267,10 @@ impl GspRpc {
             self.push_event(GspEvent::LateReply { function, result });
             return Ok(None);
         }
+        if number == RpcNumber::Event(RpcEvent::GspRunCpuSequencer) {
+            // Whatever its payload: the FSP path never asks for one.
+            return Err(RpcErrorKind::SequencerOnFspPath);
+        }
         let d = match decoded {
             Ok(d) => d,
             Err(error) => {
@@ -274,21 +278,20 @@ impl GspRpc {
                 return Ok(None);
             }
         };
-        match &d.body {
-            GspMessage::RunCpuSequencer(_) => return Err(RpcErrorKind::SequencerOnFspPath),
-            GspMessage::OsErrorLog {
-                exception_type,
-                runlist_id,
-                chid,
-                message,
-                ..
-            } => self.diagnostics.record_os_error(OsErrorLog {
+        if let GspMessage::OsErrorLog {
+            exception_type,
+            runlist_id,
+            chid,
+            message,
+            ..
+        } = &d.body
+        {
+            self.diagnostics.record_os_error(OsErrorLog {
                 xid: *exception_type,
                 runlist_id: *runlist_id,
                 chid: *chid,
                 message: message.clone(),
-            }),
-            _ => {}
+            });
         }
         if wanted {
             return Ok(Some(d));

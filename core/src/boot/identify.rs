@@ -1,0 +1,65 @@
+//! Which chip, and whether a previous boot left it in secure state.
+//!
+//! `NV_PMC_BOOT_0` all ones means the device is gone; `NV_PMC_BOOT_42` names the chip
+//! (`core::chip`). `NV_PFB_PRI_MMU_WPR2_ADDR_HI` non-zero means WPR2 is still up from an
+//! earlier boot (`kgspIsWpr2Up_TU102`, used by `kgspIsWpr2Up_GH100`): GSP-FMC cannot boot
+//! again until a reset clears it.
+
+use super::error::BootErrorKind;
+use super::hal::{self, ChipHal};
+use super::report::Timeline;
+use crate::chip::Chip;
+use crate::hal::Platform;
+use crate::regs::fb::{PfbWpr2AddrHi, PfbWpr2AddrLo};
+use crate::regs::{PmcBoot0, PmcBoot42};
+
+/// Identifies the chip and picks its boot HAL.
+pub fn identify(p: &impl Platform) -> Result<ChipHal, BootErrorKind> {
+    if PmcBoot0::read(p).raw() == u32::MAX {
+        return Err(BootErrorKind::DeviceGone);
+    }
+    let boot42 = PmcBoot42::read(p);
+    let chip = Chip::identify(boot42).map_err(BootErrorKind::UnknownChip)?;
+    hal::for_chip(chip).ok_or(BootErrorKind::BootPathNotImplemented { chip })
+}
+
+/// WPR2's registers: `(ADDR_LO, ADDR_HI)`.
+pub fn wpr2(p: &impl Platform) -> (u32, u32) {
+    (PfbWpr2AddrLo::read(p).raw(), PfbWpr2AddrHi::read(p).raw())
+}
+
+/// Whether WPR2 is up.
+pub fn wpr2_up(p: &impl Platform) -> bool {
+    PfbWpr2AddrHi::read(p).val() != 0
+}
+
+/// Resets the GPU if WPR2 is up, then waits for the FSP and checks WPR2 came down.
+/// Returns whether a reset was made.
+pub fn reset_if_wpr2_up<P: Platform>(
+    p: &mut P,
+    hal: &ChipHal,
+    tl: &mut Timeline,
+    fsp_timeout_ns: u64,
+) -> Result<bool, BootErrorKind> {
+    let (_, hi) = wpr2(p);
+    if hi == u32::MAX {
+        return Err(BootErrorKind::DeviceGone);
+    }
+    if !wpr2_up(p) {
+        return Ok(false);
+    }
+    p.reset().map_err(|source| BootErrorKind::Wpr2UpNoReset {
+        wpr2_hi: hi,
+        source,
+    })?;
+    // After a reset the FSP boots again before anything else may happen.
+    super::fsp::wait_ready(&*p, hal, tl, fsp_timeout_ns)?;
+    let (lo, hi) = wpr2(p);
+    if wpr2_up(p) {
+        return Err(BootErrorKind::Wpr2StillUp {
+            wpr2_lo: lo,
+            wpr2_hi: hi,
+        });
+    }
+    Ok(true)
+}

@@ -13,6 +13,7 @@
 //! driver polls for its effect.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -47,6 +48,15 @@ pub enum Signal {
         token: u32,
         /// What went wrong, for the log and the event.
         reason: String,
+    },
+    /// The FSP verified the GSP-FMC (chain of trust) and started it on the GSP: the GSP unit
+    /// runs the FMC with the `GSP_FMC_BOOT_PARAMS` at bus address `boot_params`. Raised by
+    /// the FSP unit; handled by the GSP unit.
+    GspFmcStarted {
+        /// `gspBootArgsSysmemOffset` of the COT message.
+        boot_params: u64,
+        /// Where the FSP put FRTS: `frtsVidmemOffset` (from the end of FB) and size.
+        frts_vidmem: (u64, u64),
     },
 }
 
@@ -122,7 +132,10 @@ pub struct World {
     /// `NV_PFB_PRI_MMU_WPR2_ADDR_LO` / `_HI` (owner: the identity unit reads it; the boot
     /// units raise it when GSP-RM's WPR2 is set up; lowered only by reset or a clean unload).
     pub wpr2: (u32, u32),
-    /// Channels by work-submit token (owner: GSP unit).
+    /// Channels by work-submit token (owner: GSP unit). The key is the doorbell's
+    /// `runlist << 16 | chid` (`NV_VIRTUAL_FUNCTION_DOORBELL` RUNLIST_ID and VECTOR); GSP-RM
+    /// itself returns only the chid from GET_WORK_SUBMIT_TOKEN and drivers add the runlist
+    /// (and, on GB20x, the RUNLIST_DOORBELL bit 30, which is not part of the key).
     pub channels: BTreeMap<u32, ChannelRecord>,
     /// VA spaces by id (owner: GSP unit).
     pub vaspaces: BTreeMap<u32, VaSpaceRecord>,
@@ -146,6 +159,8 @@ pub struct Cx<'a> {
     pub world: &'a mut World,
     /// The GPU timer, ns since the device was made.
     pub now_ns: u64,
+    /// Where the firmware files are ([`crate::firmware`]; `None`: the default places).
+    pub firmware_dir: Option<&'a std::path::Path>,
 }
 
 impl Cx<'_> {
@@ -184,6 +199,8 @@ struct State {
     kicked: bool,
     /// BAR0 offsets no unit decodes, with how often they were touched (strictness report).
     unclaimed: std::collections::BTreeMap<u32, u64>,
+    /// Where the firmware files are (see [`SimGpu::set_firmware_dir`]).
+    firmware_dir: Option<PathBuf>,
 }
 
 /// The part of a device both the driver side and the device thread hold.
@@ -278,6 +295,7 @@ impl SimGpu {
             units: units::all(spec),
             kicked: false,
             unclaimed: Default::default(),
+            firmware_dir: None,
         };
         let inner = Arc::new(Inner {
             spec,
@@ -443,6 +461,13 @@ impl SimGpu {
             .collect()
     }
 
+    /// Reads the real firmware files (which the simulated FSP and GSP-FMC check a driver's
+    /// boot structures against) from `dir` instead of `$NVBARE_FIRMWARE_DIR` or
+    /// `~/.cache/nvbare/firmware`.
+    pub fn set_firmware_dir(&self, dir: impl Into<PathBuf>) {
+        self.inner.lock().firmware_dir = Some(dir.into());
+    }
+
     /// Runs `f` with the world (for units' tests and the remote server's bookkeeping).
     pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
         f(&mut self.inner.lock().world)
@@ -498,6 +523,7 @@ impl Inner {
             config: &mut st.config,
             world: &mut st.world,
             now_ns: self.now_ns(),
+            firmware_dir: st.firmware_dir.as_deref(),
         };
         let r = f(&mut *st.units[i], &mut cx);
         st.kicked = true;
@@ -512,8 +538,10 @@ impl Inner {
             config,
             world,
             units,
+            firmware_dir,
             ..
         } = st;
+        let firmware_dir = firmware_dir.as_deref();
         for u in units.iter_mut() {
             let mut cx = Cx {
                 spec: self.spec,
@@ -523,6 +551,7 @@ impl Inner {
                 config,
                 world,
                 now_ns: self.now_ns(),
+                firmware_dir,
             };
             busy |= u.step(&mut cx);
         }
@@ -537,6 +566,7 @@ impl Inner {
                     config,
                     world,
                     now_ns: self.now_ns(),
+                    firmware_dir,
                 };
                 u.signal(&mut cx, &s);
             }

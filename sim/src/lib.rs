@@ -19,6 +19,7 @@
 //! - [`config`]: PCI config space.
 //! - [`device`]: [`SimGpu`]: BAR0 dispatch, the device thread, reset, unplug.
 //! - [`faults`]: fault injection, configurable per test.
+//! - [`firmware`]: the simulator's own reader of the real firmware files (ELF sections, SHA-384).
 //! - [`log`]: the simulator's own log (what it did, what it refused and why).
 //! - [`platform`]: [`SimPlatform`], the in-process `nvbare_core::hal::Platform`.
 //! - [`units`]: the blocks of the GPU (identity, FSP, GSP, MMU, host/FIFO, copy, compute).
@@ -31,6 +32,7 @@ pub mod config;
 pub mod decode;
 pub mod device;
 pub mod faults;
+pub mod firmware;
 pub mod log;
 pub mod memory;
 pub mod platform;

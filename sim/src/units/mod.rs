@@ -1,10 +1,14 @@
 //! The simulated GPU's blocks, one [`Unit`](crate::device::Unit) each.
 //!
 //! - [`identity`]: chip identity (`PMC_BOOT_0/42`), VRAM size, WPR2, the GPU timer, PRAMIN.
+//! - [`fsp`]: the FSP: EMEM channel, chain of trust, FSP-ready scratch.
+//! - [`gsp`]: the GSP: falcon registers, GSP-FMC, GSP-RM and its RM object database.
 //!
 //! A unit claims BAR0 offsets by address range; the first unit in [`all`]'s order that
 //! claims an offset gets it, so the more specific units come first.
 
+pub mod fsp;
+pub mod gsp;
 pub mod identity;
 
 use crate::chip::ChipSpec;
@@ -12,5 +16,9 @@ use crate::device::Unit;
 
 /// Every unit of a `spec` chip in its power-on state, in decode order.
 pub fn all(spec: &'static ChipSpec) -> Vec<Box<dyn Unit>> {
-    vec![Box::new(identity::Identity::new(spec))]
+    vec![
+        Box::new(identity::Identity::new(spec)),
+        Box::new(fsp::Fsp::new(spec)),
+        Box::new(gsp::Gsp::new(spec)),
+    ]
 }

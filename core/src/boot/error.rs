@@ -101,8 +101,6 @@ impl FirmwareFile {
 /// What went wrong, one variant per check.
 #[derive(Debug)]
 pub enum BootErrorKind {
-    /// `NV_PMC_BOOT_0` reads all ones: the device is gone.
-    DeviceGone,
     /// `NV_PMC_BOOT_42` names no chip nvbare knows.
     UnknownChip(UnknownChip),
     /// A chip nvbare knows, but whose boot path (the SEC2 booter) it does not implement.
@@ -300,6 +298,16 @@ pub enum BootErrorKind {
     },
 }
 
+impl BootErrorKind {
+    /// The device stopped answering (a BAR0 read of `step` gave all ones).
+    pub fn gone(step: &'static str) -> Self {
+        BootErrorKind::Platform {
+            step,
+            source: PlatformError::DeviceGone,
+        }
+    }
+}
+
 /// A failed boot.
 #[derive(Debug)]
 pub struct BootError {
@@ -313,16 +321,28 @@ pub struct BootError {
 }
 
 impl BootError {
+    /// Whether the boot failed because the device vanished.
+    pub fn is_device_gone(&self) -> bool {
+        matches!(
+            self.kind,
+            BootErrorKind::Platform {
+                source: PlatformError::DeviceGone,
+                ..
+            }
+        )
+    }
+
     /// The error's remedy line: what the user can do.
     pub fn remedy(&self) -> &'static str {
         use BootErrorKind::*;
         match &self.kind {
-            DeviceGone => {
-                "check that the GPU is still bound to vfio-pci and its link is up (dmesg, lspci)"
-            }
             UnknownChip(_) | BootPathNotImplemented { .. } => {
                 "use a Hopper (H100/H200) or Blackwell GPU, or NVIDIA's driver (--backend nvk)"
             }
+            Platform {
+                source: PlatformError::DeviceGone,
+                ..
+            } => "check that the GPU is still bound to vfio-pci and its link is up (dmesg, lspci)",
             Platform { .. } | Dma { .. } | BadDmaMemory { .. } | Memory { .. } => {
                 "fix the platform's problem above and try again"
             }
@@ -369,7 +389,6 @@ impl fmt::Display for BootErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use BootErrorKind::*;
         match self {
-            DeviceGone => f.write_str("the GPU no longer answers (NV_PMC_BOOT_0 reads 0xffffffff)"),
             UnknownChip(e) => e.fmt(f),
             BootPathNotImplemented { chip } => write!(
                 f,

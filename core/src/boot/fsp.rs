@@ -42,7 +42,7 @@ const MAX_PACKET: u32 = 1024;
 /// Fails the probe of a wait if the device vanished (a register reads all ones).
 fn present(p: &impl Platform, value: u32) -> Result<(), BootErrorKind> {
     if value == u32::MAX && !p.is_present() {
-        return Err(BootErrorKind::DeviceGone);
+        return Err(BootErrorKind::gone("polling an FSP or GSP register"));
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use crate::regs::{PmcBoot0, PmcBoot42};
 /// Identifies the chip and picks its boot HAL.
 pub fn identify(p: &impl Platform) -> Result<ChipHal, BootErrorKind> {
     if PmcBoot0::read(p).raw() == u32::MAX {
-        return Err(BootErrorKind::DeviceGone);
+        return Err(BootErrorKind::gone("reading NV_PMC_BOOT_0"));
     }
     let boot42 = PmcBoot42::read(p);
     let chip = Chip::identify(boot42).map_err(BootErrorKind::UnknownChip)?;
@@ -43,7 +43,7 @@ pub fn reset_if_wpr2_up<P: Platform>(
 ) -> Result<bool, BootErrorKind> {
     let (_, hi) = wpr2(p);
     if hi == u32::MAX {
-        return Err(BootErrorKind::DeviceGone);
+        return Err(BootErrorKind::gone("reading NV_PFB_PRI_MMU_WPR2_ADDR_HI"));
     }
     if !wpr2_up(p) {
         return Ok(false);

@@ -68,7 +68,7 @@ pub fn run<P: Platform>(
             let c = RiscvCpuctl::read(&*p, RiscvBase::GSP);
             cpuctl = c.raw();
             if cpuctl == u32::MAX && !p.is_present() {
-                return Err(BootErrorKind::DeviceGone);
+                return Err(BootErrorKind::gone("polling NV_PRISCV_RISCV_CPUCTL"));
             }
             Ok(c.halted().then_some(()))
         });

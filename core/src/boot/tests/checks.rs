@@ -29,8 +29,11 @@ fn identify_refuses_booter_chips_and_vanished_devices() {
     let p = FakePlatform::new(Script::default());
     p.unplug();
     let f = boot(p, &files.firmware(), &options()).unwrap_err();
-    assert!(matches!(f.error.kind, BootErrorKind::DeviceGone));
-    assert_mentions(&f.error.to_string(), &["no longer answers", "vfio-pci"]);
+    assert!(f.error.is_device_gone());
+    assert_mentions(
+        &f.error.to_string(),
+        &["NV_PMC_BOOT_0", "no longer answers", "vfio-pci"],
+    );
 }
 
 #[test]

@@ -285,8 +285,9 @@ pub fn wait_released(
         }
     }
     FalconOs::default().with_version(app_version).write(p, gsp);
+    // kflcnIsRiscvActive: NV_PRISCV_RISCV_CPUCTL_ACTIVE_STAT (bit 7).
     let cpuctl = RiscvCpuctl::read(p, RiscvBase::GSP);
-    if !cpuctl.active_stat() || cpuctl.halted() {
+    if !cpuctl.active_stat() {
         return Err(BootErrorKind::RiscvNotRunning {
             cpuctl: cpuctl.raw(),
         });

@@ -13,8 +13,29 @@ use crate::hal::Platform;
 use crate::regs::fb::{PfbWpr2AddrHi, PfbWpr2AddrLo};
 use crate::regs::{PmcBoot0, PmcBoot42};
 
+/// `PCI_COMMAND` (PCI spec): memory space (bit 1) and bus master (bit 2) enables.
+const PCI_COMMAND: u16 = 0x04;
+const PCI_COMMAND_MEMORY: u32 = 1 << 1;
+const PCI_COMMAND_MASTER: u32 = 1 << 2;
+
+/// Turns on memory decoding (BAR0/BAR1) and bus mastering (the GPU's DMA: FSP reads the
+/// FMC, GSP-RM its image and queues) in `PCI_COMMAND`; a function-level reset clears both.
+pub fn enable_pci(p: &impl Platform) -> Result<(), BootErrorKind> {
+    let platform = |source| BootErrorKind::Platform {
+        step: "enabling memory decoding and bus mastering in PCI_COMMAND",
+        source,
+    };
+    let cmd = p.config_read(PCI_COMMAND, 2).map_err(platform)?;
+    let want = cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER;
+    if want != cmd {
+        p.config_write(PCI_COMMAND, 2, want).map_err(platform)?;
+    }
+    Ok(())
+}
+
 /// Identifies the chip and picks its boot HAL.
 pub fn identify(p: &impl Platform) -> Result<ChipHal, BootErrorKind> {
+    enable_pci(p)?;
     if PmcBoot0::read(p).raw() == u32::MAX {
         return Err(BootErrorKind::gone("reading NV_PMC_BOOT_0"));
     }
@@ -52,6 +73,7 @@ pub fn reset_if_wpr2_up<P: Platform>(
         wpr2_hi: hi,
         source,
     })?;
+    enable_pci(&*p)?;
     // After a reset the FSP boots again before anything else may happen.
     super::fsp::wait_ready(&*p, hal, tl, fsp_timeout_ns)?;
     let (lo, hi) = wpr2(p);

@@ -161,6 +161,8 @@ pub(super) struct Device {
     pub(super) cpuctl: u32,
     pub(super) mailbox: (u32, u32),
     pub(super) gsp: Option<GspSide>,
+    /// `PCI_COMMAND`: a reset clears memory decoding and bus mastering.
+    pub(super) command: u32,
     pub(super) deferred: Vec<(u32, Vec<u8>)>,
     pub(super) pages: HashMap<u64, (u64, usize)>,
     pub(super) allocs: HashMap<u64, Alloc>,
@@ -213,6 +215,7 @@ impl FakePlatform {
                 cpuctl: 0,
                 mailbox: (0, 0),
                 gsp: None,
+                command: 0,
                 deferred: Vec::new(),
                 pages: HashMap::new(),
                 allocs: HashMap::new(),
@@ -293,6 +296,11 @@ impl Device {
 
     /// The FSP takes the packet in EMEM and answers.
     fn fsp_receive(&mut self) {
+        assert_eq!(
+            self.command & 6,
+            6,
+            "COT sent with memory decoding or bus mastering off"
+        );
         let words = (self.queue.1 / 4 + 1) as usize;
         // Taken: HEAD = TAIL again.
         self.queue.0 = self.queue.1;
@@ -367,6 +375,7 @@ impl Device {
 
     fn reset(&mut self) {
         self.seen.resets += 1;
+        self.command = 0;
         if !self.script.wpr2_sticky {
             self.wpr2 = (0, 0);
         }
@@ -540,6 +549,7 @@ impl Platform for FakePlatform {
 
     fn config_read(&self, offset: u16, _size: u8) -> Result<u32, PlatformError> {
         Ok(match offset {
+            0x04 => self.dev.borrow().command,
             0x00 => 0x2335_10de,
             0x08 => 0xa1,
             0x2c => 0x18be_10de,
@@ -547,7 +557,10 @@ impl Platform for FakePlatform {
         })
     }
 
-    fn config_write(&self, _: u16, _: u8, _: u32) -> Result<(), PlatformError> {
+    fn config_write(&self, offset: u16, _: u8, value: u32) -> Result<(), PlatformError> {
+        if offset == 0x04 {
+            self.dev.borrow_mut().command = value;
+        }
         Ok(())
     }
 

@@ -128,6 +128,11 @@ pub struct Rig {
     pub rm_args: Buf,
     pub logs: Vec<(&'static str, Buf)>,
     pub shared: Buf,
+    /// The radix3 tree and image, and how many table pages precede the image.
+    pub radix: Buf,
+    pub radix_tables: usize,
+    /// Ring the doorbell after each command (GspMsgQueueSendCommand's caller does).
+    pub ring: bool,
     /// Command queue: our write pointer and sequence number.
     cmd_wp: u32,
     cmd_seq: u32,
@@ -168,6 +173,9 @@ impl Rig {
             rm_args: z,
             logs: Vec::new(),
             shared: z,
+            radix: z,
+            radix_tables: 0,
+            ring: true,
             cmd_wp: 0,
             cmd_seq: 0,
             stat_rp: 0,
@@ -247,6 +255,7 @@ impl Rig {
         }
         self.write(radix.bus, &t);
         self.write(page(tables), gsp.image);
+        (self.radix, self.radix_tables) = (radix, tables);
         let boot_file = self.file("bootloader");
         let boot = RiscvBootloader::parse(&boot_file).expect("the bootloader file");
         let bl = self.alloc(boot.image.len());
@@ -343,6 +352,51 @@ impl Rig {
         self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
     }
 
+    /// Resets the GPU (FLR) and starts the queues over (the boot structures stay), with the
+    /// two init RPCs queued again: ready for another COT.
+    pub fn reset_and_requeue(&mut self) {
+        self.reset_queues_only();
+        self.queue_system_info();
+        self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+    }
+
+    /// Resets the GPU and empties the queues, queueing nothing.
+    pub fn reset_queues_only(&mut self) {
+        self.gpu.reset();
+        assert!(self.gpu.config_write(4, 2, 0x6));
+        let spec = self.chip.spec();
+        poll_until(&self.clock, wait("FSP boot after reset", 5000), || {
+            (self.gpu.bar0_read(spec.fsp_ready_scratch) == 0xff).then_some(())
+        })
+        .expect("the FSP boots");
+        self.write(self.cmdq() + 16, &0u32.to_le_bytes());
+        self.write(self.cmdq() + 32, &0u32.to_le_bytes());
+        self.write(self.statq(), &[0u8; 64]);
+        (self.cmd_wp, self.cmd_seq, self.stat_rp, self.stat_seq) = (0, 0, 0, 0);
+    }
+
+    /// Reads the WPR meta back, lets `f` change it, writes it again.
+    pub fn edit_wpr_meta(&self, f: impl FnOnce(&mut GspFwWprMeta)) {
+        let mut raw = [0u8; 256];
+        self.read(self.wpr_meta.bus, &mut raw);
+        let mut m = GspFwWprMeta::read_from_bytes(&raw).expect("meta");
+        f(&mut m);
+        self.write(self.wpr_meta.bus, m.as_bytes());
+    }
+
+    /// The bytes of log buffer `name`.
+    pub fn log_buffer(&self, name: &str) -> Vec<u8> {
+        let b = self
+            .logs
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("a log buffer")
+            .1;
+        let mut out = vec![0u8; 0x1_0000];
+        self.read(b.bus, &mut out);
+        out
+    }
+
     pub fn cmdq(&self) -> u64 {
         self.shared.bus + PAGE as u64
     }
@@ -354,18 +408,19 @@ impl Rig {
     /// `GspSystemInfo` of the PCI function, read from its config space.
     pub fn system_info(&self) -> GspSystemInfo {
         let c = |o| u64::from(self.gpu.config_read(o, 4));
-        let mut s = GspSystemInfo::default();
-        s.gpu_phys_addr = c(0x10) & !0xf;
-        s.gpu_phys_fb_addr = (c(0x14) & !0xf) | c(0x18) << 32;
-        s.gpu_phys_inst_addr = (c(0x1c) & !0xf) | c(0x20) << 32;
-        s.pci_config_mirror_base = 0x9_2000;
-        s.pci_config_mirror_size = 0x1000;
-        s.pci_device_id = c(0) as u32;
-        s.pci_sub_device_id = c(0x2c) as u32;
-        s.pci_revision_id = c(0x08) as u32 & 0xff;
-        s.max_user_va = 0x7fff_ffff_f000;
-        s.b_is_passthru = 1;
-        s
+        GspSystemInfo {
+            gpu_phys_addr: c(0x10) & !0xf,
+            gpu_phys_fb_addr: (c(0x14) & !0xf) | c(0x18) << 32,
+            gpu_phys_inst_addr: (c(0x1c) & !0xf) | c(0x20) << 32,
+            pci_config_mirror_base: 0x9_2000,
+            pci_config_mirror_size: 0x1000,
+            pci_device_id: c(0) as u32,
+            pci_sub_device_id: c(0x2c) as u32,
+            pci_revision_id: c(0x08) as u32 & 0xff,
+            max_user_va: 0x7fff_ffff_f000,
+            b_is_passthru: 1,
+            ..Default::default()
+        }
     }
 
     pub fn queue_system_info(&mut self) {
@@ -407,12 +462,15 @@ impl Rig {
     pub fn cot(&self) -> NvdmPayloadCot {
         let f = facts(self.chip);
         let fmc = FmcImage::parse(&self.fmc_file, f.scheme).expect("the FMC file");
-        let mut c = NvdmPayloadCot::default();
-        c.version = f.cot_version;
-        c.size = core::mem::size_of::<NvdmPayloadCot>() as u16;
-        c.gsp_fmc_sysmem_offset = self.fmc.bus;
-        c.frts_vidmem_offset = f.frts_vidmem_offset;
-        c.frts_vidmem_size = 0x10_0000;
+        let mut c = NvdmPayloadCot {
+            version: f.cot_version,
+            size: core::mem::size_of::<NvdmPayloadCot>() as u16,
+            gsp_fmc_sysmem_offset: self.fmc.bus,
+            frts_vidmem_offset: f.frts_vidmem_offset,
+            frts_vidmem_size: 0x10_0000,
+            gsp_boot_args_sysmem_offset: self.boot_params.bus,
+            ..Default::default()
+        };
         let mut hash = [0u32; 12];
         hash.as_mut_bytes().copy_from_slice(&fmc.hash);
         c.hash384 = hash;
@@ -422,7 +480,6 @@ impl Rig {
         let mut sg = [0u32; 96];
         sg.as_mut_bytes()[..fmc.signature.len()].copy_from_slice(fmc.signature);
         c.signature = sg;
-        c.gsp_boot_args_sysmem_offset = self.boot_params.bus;
         c
     }
 
@@ -524,6 +581,17 @@ impl Rig {
 
     /// Writes one record to the command queue and rings the doorbell (GspMsgQueueSendCommand).
     fn send_record(&mut self, function: u32, payload: &[u8]) {
+        self.send_record_with(function, payload, |_| {});
+    }
+
+    /// [`Rig::send_record`] with `tweak` applied to the element header after the checksum
+    /// (to corrupt it).
+    pub fn send_record_with(
+        &mut self,
+        function: u32,
+        payload: &[u8],
+        tweak: impl FnOnce(&mut GspMsgQueueElement),
+    ) {
         let hdr = RpcMessageHeader {
             header_version: RPC_HEADER_VERSION,
             signature: NV_VGPU_MSG_SIGNATURE_VALID,
@@ -547,10 +615,13 @@ impl Rig {
         msg[..eb].copy_from_slice(elem.as_bytes());
         msg[eb..len].copy_from_slice(payload);
         elem.check_sum = checksum(&msg[..len.next_multiple_of(8)]);
+        tweak(&mut elem);
         msg[..eb].copy_from_slice(elem.as_bytes());
         self.write_entries(&msg);
         self.cmd_seq += 1;
-        self.gpu.bar0_write(GSP_QUEUE_HEAD0, 0);
+        if self.ring {
+            self.gpu.bar0_write(GSP_QUEUE_HEAD0, 0);
+        }
     }
 
     /// Copies whole 4 KiB elements into the ring at the write pointer and advances it.

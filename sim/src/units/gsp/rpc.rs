@@ -46,6 +46,8 @@ pub enum Init {
     Registry,
     /// `GSP_INIT_DONE` sent; serving RPCs.
     Ready,
+    /// Init failed (a bad init RPC): GSP-RM answers nothing more.
+    Failed,
     /// Unloaded: halts once the reply is out.
     Unloading {
         /// WPR2 stays up (a power-management transition).
@@ -181,7 +183,7 @@ impl Rm {
             }
             return p;
         }
-        if self.init == Init::Ready && !doorbell {
+        if self.init == Init::Failed || (self.init == Init::Ready && !doorbell) {
             return p;
         }
         loop {
@@ -293,6 +295,13 @@ impl Rm {
 
     /// Handles one whole message.
     fn dispatch(&mut self, cx: &mut Cx, h: RpcMessageHeader, mut payload: Vec<u8>) {
+        if self.init == Init::Failed {
+            cx.log.warn(
+                "gsp",
+                format!("RPC {} ignored: GSP-RM init failed", h.function),
+            );
+            return;
+        }
         let function = RpcFunction::from_u32(h.function);
         let before_ready = matches!(self.init, Init::SystemInfo | Init::Registry);
         match (self.init, function) {
@@ -315,12 +324,18 @@ impl Rm {
                 );
                 let mut r = h;
                 r.rpc_result = NvStatus::ERR_INVALID_STATE.0;
+                r.rpc_result_private = NvStatus::ERR_INVALID_STATE.0;
                 self.send(r, payload);
                 return;
             }
             _ => {}
         }
-        let mut reply = h;
+        // The CPU sends NV_VGPU_MSG_RESULT_RPC_PENDING; the answer says what happened.
+        let mut reply = RpcMessageHeader {
+            rpc_result: NvStatus::OK.0,
+            rpc_result_private: NvStatus::OK.0,
+            ..h
+        };
         if let Some((f, status)) = cx.faults.rpc_failure
             && f == h.function
         {
@@ -633,6 +648,7 @@ impl Rm {
                     if s.max_user_va == 0 { " maxUserVa 0" } else { "" }
                 ),
             );
+            self.init = Init::Failed;
             return;
         }
         cx.log

@@ -468,7 +468,10 @@ impl<P: Platform> Rpc<'_, P> {
                 }
                 Err(ReceiveError::Memory(e)) => return Err(RpcErrorKind::Memory(e)),
                 Err(ReceiveError::Bad { error, function }) => {
-                    if want != Want::Nothing && function == want.function().0 {
+                    // A write pointer outside the ring cannot be skipped past: every poll
+                    // would see it again.
+                    let stuck = matches!(error, MsgqError::PointerOutOfRange { .. });
+                    if stuck || (want != Want::Nothing && function == want.function().0) {
                         return Err(RpcErrorKind::BadMessage {
                             waiting_for: want.function(),
                             source: error,

@@ -348,6 +348,14 @@ fn every_gsp_init_check_fails_clearly() {
         ),
         (
             Script {
+                bad_write_ptr_with: Some(65),
+                ..Script::default()
+            },
+            Stage::StaticInfo,
+            &["pointer 999 not below msgCount 63", "dropped"],
+        ),
+        (
+            Script {
                 no_reply_to: Some(76),
                 ..Script::default()
             },

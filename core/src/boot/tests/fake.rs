@@ -74,6 +74,8 @@ pub struct Script {
     pub corrupt_reply_to: Option<u32>,
     pub rpc_failure: Option<(u32, u32)>,
     pub no_reply_to: Option<u32>,
+    /// GSP-RM publishes a write pointer outside its ring with its reply to this function.
+    pub bad_write_ptr_with: Option<u32>,
     /// The reply to this function comes only after the next doorbell.
     pub late_reply_to: Option<u32>,
     pub no_halt: bool,
@@ -111,6 +113,7 @@ impl Default for Script {
             rpc_failure: None,
             no_reply_to: None,
             late_reply_to: None,
+            bad_write_ptr_with: None,
             no_halt: false,
             log_words: 0,
         }

@@ -133,7 +133,10 @@ impl Device {
             s.stat_ring[at] ^= 0xff;
         }
         let ring = s.stat_ring.clone();
-        let wp = s.stat_writer.write_ptr();
+        let mut wp = s.stat_writer.write_ptr();
+        if self.script.bad_write_ptr_with == Some(function) {
+            wp = 999;
+        }
         self.block_write(base + 0x1000, &ring);
         self.block_write(base + 16, &wp.to_le_bytes());
     }

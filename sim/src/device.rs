@@ -141,6 +141,10 @@ pub struct World {
     pub vaspaces: BTreeMap<u32, VaSpaceRecord>,
     /// MMU faults not yet reported (writer: MMU unit; reader: GSP unit).
     pub mmu_faults: VecDeque<MmuFaultRecord>,
+    /// Cached translations (owner: the MMU unit; the engines fill it as they translate).
+    pub tlb: units::mmu::Tlb,
+    /// What the engines did (owner: the FIFO unit and the engines it runs).
+    pub engines: units::fifo::EngineCounters,
 }
 
 /// What a unit sees when it runs.
@@ -284,6 +288,9 @@ impl SimGpu {
             sysmem,
             bar1: (bars[1], spec.bar1_size),
         };
+        // Peers on the same bus reach this device's VRAM through its BAR1.
+        bus.sysmem
+            .attach_bar(bars[1], spec.bar1_size, bus.vram.clone());
         let mut world = World::default();
         if faults.wpr2_left_up {
             world.wpr2 = units::identity::WPR2_LEFT_UP;
@@ -318,7 +325,10 @@ impl SimGpu {
         let thread = std::thread::Builder::new()
             .name(format!("sim-{}", spec.name))
             .spawn(move || worker.run())
-            .map_err(SimError::Thread)?;
+            .map_err(|e| {
+                inner.bus.sysmem.detach_bar(bars[1]);
+                SimError::Thread(e)
+            })?;
         Ok(SimGpu {
             inner,
             thread: Some(thread),
@@ -468,6 +478,12 @@ impl SimGpu {
         self.inner.lock().firmware_dir = Some(dir.into());
     }
 
+    /// What the engines have done since power-on or the last reset: methods, copies,
+    /// launches, and how many launched kernels the simulator did not execute.
+    pub fn engine_counters(&self) -> units::fifo::EngineCounters {
+        self.inner.lock().world.engines.clone()
+    }
+
     /// Runs `f` with the world (for units' tests and the remote server's bookkeeping).
     pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
         f(&mut self.inner.lock().world)
@@ -476,6 +492,7 @@ impl SimGpu {
 
 impl Drop for SimGpu {
     fn drop(&mut self) {
+        self.inner.bus.sysmem.detach_bar(self.inner.bars[1]);
         self.inner.stop.store(true, Ordering::Release);
         self.inner.wake.notify_all();
         if let Some(t) = self.thread.take() {

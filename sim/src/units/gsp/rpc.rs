@@ -387,6 +387,14 @@ impl Rm {
                 NvStatus::OK
             }
         };
+        // Functions without a status in their payload fail through rpc_result.
+        let status_in_payload = matches!(
+            function,
+            Some(RpcFunction::GspRmAlloc | RpcFunction::GspRmControl | RpcFunction::Free)
+        );
+        if !status.is_ok() && !status_in_payload {
+            reply.rpc_result = status.0;
+        }
         self.log(
             cx,
             "LOGRM",

@@ -13,6 +13,9 @@
 
 #![allow(dead_code)]
 
+pub mod cubin;
+pub mod qmd;
+
 use std::sync::Arc;
 
 use nvbare_core::hal::{Wait, poll_until};

@@ -93,11 +93,24 @@ pub fn launch(
     };
     let mut va = qmd_va;
     for _ in 0..MAX_CHAIN {
-        let q = run_one(cx, who, major, va, &lim, state)?;
-        match q.dependent {
-            Some(next) => va = next,
-            None => return Ok(()),
+        let (q, raw) = run_one(cx, who, major, va, &lim, state)?;
+        let Some(next) = q.dependent else {
+            return Ok(());
+        };
+        // DEPENDENT_QMD0_ACTION: 371:369 in V04 (clcbc0qmd.h), 339:337 in V05 (clcec0qmd.h);
+        // QMD_SCHEDULE 1 and QMD_INVALIDATE_COPY_SCHEDULE 3 launch the next QMD.
+        let action = if major == 5 {
+            bits(&raw, 339, 337)
+        } else {
+            bits(&raw, 371, 369)
+        };
+        if !matches!(action, 1 | 3) {
+            return Err(Stop::Invalid(format!(
+                "QMD at {va:#x}: DEPENDENT_QMD0_ACTION {action} (only QMD_SCHEDULE and \
+                 QMD_INVALIDATE_COPY_SCHEDULE are modeled)"
+            )));
         }
+        va = next;
     }
     Err(Stop::Invalid(format!(
         "QMD {qmd_va:#x} chains more than {MAX_CHAIN} dependent QMDs (a loop?)"
@@ -112,7 +125,7 @@ fn run_one(
     qmd_va: u64,
     lim: &limits::ComputeLimits,
     state: &ComputeState,
-) -> Result<QmdInfo, Stop> {
+) -> Result<(QmdInfo, Vec<u8>), Stop> {
     let table = qmd::table(major).ok_or_else(|| Stop::Invalid(format!("QMD v{major}")))?;
     let mut raw = vec![0u8; table.size];
     mmu::read(cx, who, qmd_va, &mut raw).map_err(Stop::Mem)?;
@@ -197,7 +210,7 @@ fn run_one(
         }
     }
     qmd_releases(cx, who, &raw, table, &q)?;
-    Ok(q)
+    Ok((q, raw))
 }
 
 /// Writes the QMD's enabled release semaphores.

@@ -132,8 +132,16 @@ impl ChannelState {
                     Flow::Wait(what) => {
                         if !self.wait_counted {
                             self.wait_counted = true;
-                            if what == exec::Waiting::Semaphore {
-                                cx.world.engines.acquires_waited += 1;
+                            match what {
+                                exec::Waiting::Semaphore => cx.world.engines.acquires_waited += 1,
+                                exec::Waiting::Engine => cx.log.warn(
+                                    "ce",
+                                    format!(
+                                        "injected fault: the copy engine is off; channel \
+                                         {:#x} waits at its copy forever",
+                                        who.token
+                                    ),
+                                ),
                             }
                         }
                         return Ok(Progress::Waiting { worked });

@@ -32,8 +32,15 @@ pub const BAR0_BUS: u64 = 0xa000_0000;
 pub const BAR3_BUS: u64 = 0xb000_0000;
 /// BAR1's bus address (above every host-memory bus address the simulator hands out).
 pub const BAR1_BUS: u64 = 0x80_0000_0000;
-/// Distance between the BARs of consecutive GPUs sharing one host memory.
+/// Distance between the BAR1s of consecutive GPUs sharing one host memory.
 pub const BAR_STRIDE: u64 = 0x40_0000_0000;
+/// Distance between consecutive GPUs' BAR0s: BAR0 is a 32-bit BAR (config space 0x10), so
+/// every GPU's must lie below 4 GiB; 64 MiB (the largest BAR0 of the chip table) keeps four
+/// GPUs' BAR0s apart below [`BAR3_BUS`].
+pub const BAR0_STRIDE: u64 = 0x0400_0000;
+/// Distance between consecutive GPUs' BAR3s (32 MiB each, kept below 4 GiB too, clear of
+/// the host-memory bus addresses that start there).
+pub const BAR3_STRIDE: u64 = 0x0200_0000;
 
 /// Something one unit tells the others (delivered on the device thread, in order, to every
 /// unit's [`Unit::signal`]).
@@ -279,9 +286,9 @@ impl SimGpu {
         })?;
         let shift = u64::from(index) * BAR_STRIDE;
         let bars = [
-            BAR0_BUS + shift / 64,
+            BAR0_BUS + u64::from(index) * BAR0_STRIDE,
             BAR1_BUS + shift,
-            BAR3_BUS + shift / 64,
+            BAR3_BUS + u64::from(index) * BAR3_STRIDE,
         ];
         let bus = Bus {
             vram: Arc::new(vram),

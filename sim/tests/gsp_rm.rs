@@ -691,7 +691,7 @@ fn channel_flow(chip: SimChip) {
         ),
         "reserved PDEs",
     );
-    pdes.levels[1].phys_address = 0;
+    pdes.levels[1].size = 0;
     assert_eq!(
         status(rig.rm_control(
             CLIENT,

@@ -140,14 +140,19 @@ impl Fsp {
             return;
         }
         let packet = self.packet(size);
-        let outcome = cot::handle(cx, &packet, self.fmc_started);
+        let mut outcome = cot::handle(cx, &packet, self.fmc_started);
         let mut nvdm_type = cot::NVDM_TYPE_FSP_RESPONSE;
         if cx.faults.fsp_corrupt_reply {
+            // A mangled reply stands for an FSP that did not process the command: the FMC
+            // is not started either, so a driver that ignores the reply's contents (tinygrad
+            // only waits for MSGQ_HEAD != MSGQ_TAIL) still fails, waiting for the lockdown.
             cx.log.warn(
                 "fault",
-                "FSP reply corrupted: NVDM type 0x14 (COT) instead of 0x15 (FSP_RESPONSE)",
+                "FSP reply corrupted: NVDM type 0x14 (COT) instead of 0x15 (FSP_RESPONSE); \
+                 the FMC is not started",
             );
             nvdm_type = cot::NVDM_TYPE_COT;
+            outcome.start_fmc = None;
         }
         let reply = cot::response(nvdm_type, outcome.command_type, outcome.error_code);
         for (i, d) in reply.iter().enumerate() {

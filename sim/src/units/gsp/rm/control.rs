@@ -250,11 +250,14 @@ pub fn rm_control(
                 }
                 for (i, l) in p.levels[..n].iter().enumerate() {
                     let (addr, size, aperture) = (l.phys_address, l.size, l.aperture);
-                    // GMMU_APERTURE_VIDEO (1) or a system aperture, a page-aligned table.
-                    if addr == 0
-                        || !addr.is_multiple_of(0x1000)
+                    // GMMU_APERTURE_VIDEO (1) or a system aperture; a table of whole 8-byte
+                    // entries (tinygrad's root table sits at VRAM 0 and holds 2 entries).
+                    let in_vram = aperture != 1 || addr.saturating_add(size) <= spec.vram_bytes;
+                    if !addr.is_multiple_of(8)
                         || size == 0
+                        || !size.is_multiple_of(8)
                         || !(1..=3).contains(&aperture)
+                        || !in_vram
                     {
                         return invalid(format!(
                             "reserved PDE level {i}: physAddress {addr:#x} size {size:#x} aperture {aperture}"

@@ -274,6 +274,12 @@ fn injected_corrupt_reply_has_the_wrong_nvdm_type() {
         0x14,
         "the reply claims NVDM type COT, not FSP_RESPONSE"
     );
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_ne!(
+        rig.gpu.bar0_read(GSP_HWCFG2) & (1 << 13),
+        0,
+        "the FMC was not started: a driver ignoring the reply waits for the lockdown in vain"
+    );
 }
 
 #[test]

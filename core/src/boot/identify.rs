@@ -9,7 +9,7 @@ use super::error::BootErrorKind;
 use super::hal::{self, ChipHal};
 use super::report::Timeline;
 use crate::chip::Chip;
-use crate::hal::Platform;
+use crate::hal::{Platform, PlatformError};
 use crate::regs::fb::{PfbWpr2AddrHi, PfbWpr2AddrLo};
 use crate::regs::{PmcBoot0, PmcBoot42};
 
@@ -31,6 +31,16 @@ pub fn enable_pci(p: &impl Platform) -> Result<(), BootErrorKind> {
         p.config_write(PCI_COMMAND, 2, want).map_err(platform)?;
     }
     Ok(())
+}
+
+/// Stops the GPU's DMA and resets it: bus mastering off first (so nothing reaches host
+/// memory even where the reset is not available, as tinygrad does before its reset), then
+/// the platform's reset. The next boot turns bus mastering back on ([`enable_pci`]).
+pub fn quiesce_and_reset(p: &mut impl Platform) -> Result<(), PlatformError> {
+    if let Ok(cmd) = p.config_read(PCI_COMMAND, 2) {
+        let _ = p.config_write(PCI_COMMAND, 2, cmd & !PCI_COMMAND_MASTER);
+    }
+    p.reset()
 }
 
 /// Identifies the chip and picks its boot HAL.
@@ -69,7 +79,7 @@ pub fn reset_if_wpr2_up<P: Platform>(
     if !wpr2_up(p) {
         return Ok(false);
     }
-    p.reset().map_err(|source| BootErrorKind::Wpr2UpNoReset {
+    quiesce_and_reset(p).map_err(|source| BootErrorKind::Wpr2UpNoReset {
         wpr2_hi: hi,
         source,
     })?;

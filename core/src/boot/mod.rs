@@ -230,7 +230,7 @@ pub fn boot<P: Platform>(
             // Past the COT message, GSP-FMC or GSP-RM may still use the boot's memory:
             // stop the device before giving the memory back.
             if stage >= Stage::Fsp {
-                let _ = p.reset();
+                let _ = identify::quiesce_and_reset(&mut p);
             }
             // The channel's views of the memory go before the memory does.
             drop(rpc);

@@ -92,7 +92,7 @@ pub fn run<P: Platform>(
 
     if !report.halted {
         // GSP-RM may still be running and writing to its memory: stop the device first.
-        report.reset = p.reset().is_ok();
+        report.reset = super::identify::quiesce_and_reset(p).is_ok();
     }
     report.wpr2_left_up = p.is_present() && wpr2_up(&*p);
     report.freed = memory.len();

@@ -16,7 +16,7 @@ use std::time::Duration;
 use nvbare_sim::SimChip;
 use nvbare_sim::faults::FaultPlan;
 use nvbare_sim::remote::ServeConfig;
-use tinygrad_support::tinygrad;
+use tinygrad_support::{Run, tinygrad};
 
 fn config(gpus: u32, faults: FaultPlan) -> ServeConfig {
     let mut c = ServeConfig::new(SimChip::Gb202, "127.0.0.1:0".parse().unwrap(), gpus);
@@ -26,9 +26,33 @@ fn config(gpus: u32, faults: FaultPlan) -> ServeConfig {
 
 /// Bound on a run that should succeed (a boot over TCP from Python, then 64 MiB each way).
 const RUN: Duration = Duration::from_secs(600);
+/// Bound on a run that should fail: tinygrad's own waits end it first (`HCQDEV_WAIT_TIMEOUT_MS`
+/// below; 10 s for its boot waits).
+const FAILING_RUN: Duration = Duration::from_secs(180);
+/// tinygrad's signal-wait timeout in the runs that must fail, in ms (30 s by default).
+const WAIT_MS: &str = "5000";
+
+/// A run that succeeded, and left nothing behind in the engines' logs: every doorbell,
+/// method, copy and fault check tinygrad's traffic met was accepted.
+fn assert_clean(run: &Run) {
+    assert!(
+        run.ok && run.stdout.contains("ROUNDTRIP ok"),
+        "{}",
+        run.dump()
+    );
+    let engines: Vec<_> = run
+        .warnings
+        .iter()
+        .filter(|w| {
+            ["fifo:", "mmu:", "ce:", "compute:"]
+                .iter()
+                .any(|u| w.contains(u))
+        })
+        .collect();
+    assert!(engines.is_empty(), "engine warnings: {engines:#?}");
+}
 
 #[test]
-#[ignore = "needs the simulated GSP-RM (sim-gsp's units/gsp) to answer tinygrad's boot"]
 fn tinygrad_boots_a_gb202_and_round_trips_bytes() {
     let Some(tg) = tinygrad("tinygrad_boots_a_gb202_and_round_trips_bytes") else {
         return;
@@ -41,16 +65,11 @@ fn tinygrad_boots_a_gb202_and_round_trips_bytes() {
         &[],
         RUN,
     );
-    println!("{}", run.summary());
-    assert!(
-        run.ok && run.stdout.contains("ROUNDTRIP ok"),
-        "{}",
-        run.dump()
-    );
+    println!("{}\n  {}", run.summary(), run.stdout.trim());
+    assert_clean(&run);
 }
 
 #[test]
-#[ignore = "needs the simulated GSP-RM (sim-gsp's units/gsp) to answer tinygrad's boot"]
 fn tinygrad_copies_a_tensor_between_two_gb202s() {
     let Some(tg) = tinygrad("tinygrad_copies_a_tensor_between_two_gb202s") else {
         return;
@@ -63,9 +82,70 @@ fn tinygrad_copies_a_tensor_between_two_gb202s() {
         &[],
         RUN,
     );
+    println!("{}\n  {}", run.summary(), run.stdout.trim());
+    assert_clean(&run);
+}
+
+#[test]
+fn tinygrad_fails_when_the_copy_engine_is_off() {
+    let Some(tg) = tinygrad("tinygrad_fails_when_the_copy_engine_is_off") else {
+        return;
+    };
+    let faults = FaultPlan {
+        copy_engine_off: true,
+        ..Default::default()
+    };
+    let run = tg.run(
+        "ce_off",
+        config(1, faults),
+        "roundtrip.py",
+        &["one"],
+        &[("HCQDEV_WAIT_TIMEOUT_MS", WAIT_MS)],
+        FAILING_RUN,
+    );
     println!("{}", run.summary());
     assert!(
-        run.ok && run.stdout.contains("ROUNDTRIP ok"),
+        !run.ok,
+        "tinygrad must fail without a copy engine\n{}",
+        run.dump()
+    );
+    // It failed for that reason: its copy channel waited on the switched-off engine.
+    assert!(
+        run.warnings
+            .iter()
+            .any(|w| w.contains("injected fault: the copy engine is off")),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn tinygrad_fails_on_a_corrupted_fsp_reply() {
+    let Some(tg) = tinygrad("tinygrad_fails_on_a_corrupted_fsp_reply") else {
+        return;
+    };
+    let faults = FaultPlan {
+        fsp_corrupt_reply: true,
+        ..Default::default()
+    };
+    let run = tg.run(
+        "fsp",
+        config(1, faults),
+        "roundtrip.py",
+        &["one"],
+        &[("HCQDEV_WAIT_TIMEOUT_MS", WAIT_MS)],
+        FAILING_RUN,
+    );
+    println!("{}", run.summary());
+    assert!(
+        !run.ok,
+        "tinygrad must fail when the FSP's reply is corrupt\n{}",
+        run.dump()
+    );
+    assert!(
+        run.warnings
+            .iter()
+            .any(|w| w.contains("FSP reply corrupted")),
         "{}",
         run.dump()
     );

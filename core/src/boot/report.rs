@@ -94,6 +94,7 @@ impl Timeline {
     /// Ends the current stage (if any) and starts `stage`.
     pub fn begin(&mut self, clock: &impl Clock, stage: Stage) {
         self.end(clock);
+        log::debug!("boot: {stage}");
         self.current = Some((stage, clock.now_ns(), self.waited_ns));
     }
 
@@ -102,6 +103,11 @@ impl Timeline {
         if let Some((stage, start, waited0)) = self.current.take() {
             let total = clock.now_ns().saturating_sub(start);
             let waited = (self.waited_ns - waited0).min(total);
+            log::debug!(
+                "boot: {stage} done: {} of work, {} waited",
+                Nanos(total - waited),
+                Nanos(waited)
+            );
             self.stages.push(StageTime {
                 stage,
                 host_ns: total - waited,

@@ -217,6 +217,21 @@ impl GspRpc {
     }
 
     fn push_event(&mut self, e: GspEvent) {
+        match &e {
+            GspEvent::Message(m) => match &m.body {
+                GspMessage::OsErrorLog { .. } => log::warn!("GSP-RM: {:?}", m.body),
+                _ => log::debug!("GSP-RM event {}: {:?}", m.function, m.body),
+            },
+            GspEvent::LateReply { function, result } => {
+                log::warn!("GSP-RM: late reply to {function}: {result}")
+            }
+            GspEvent::Malformed { function, error } => {
+                log::warn!("GSP-RM: malformed {function}: {error}")
+            }
+            GspEvent::Dropped { function, error } => {
+                log::warn!("GSP-RM: dropped a message ({function}?): {error}")
+            }
+        }
         if self.events.len() >= EVENT_CAPACITY {
             self.events.pop_front();
             self.dropped_events += 1;

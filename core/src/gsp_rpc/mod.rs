@@ -333,23 +333,16 @@ impl<P: Platform> Rpc<'_, P> {
     /// status is [`RpcErrorKind::Failed`].
     pub fn call_within(&mut self, cmd: &Command, timeout_ns: u64) -> Result<Reply, RpcError> {
         self.queue(cmd, timeout_ns)?;
-        match self.wait(Want::Reply(cmd.function), timeout_ns) {
-            Ok(d) => match d.failure() {
-                Some(result) => Err(self.rpc.error(RpcErrorKind::Failed {
-                    function: d.function,
-                    result,
-                })),
-                None => Ok(Reply {
-                    function: cmd.function,
-                    body: d.body,
-                }),
-            },
-            Err(e) => {
-                if matches!(e.kind, RpcErrorKind::Timeout { .. }) {
-                    self.rpc.stale.push(cmd.function);
-                }
-                Err(e)
-            }
+        let d = self.wait(Want::Reply(cmd.function), timeout_ns)?;
+        match d.failure() {
+            Some(result) => Err(self.rpc.error(RpcErrorKind::Failed {
+                function: d.function,
+                result,
+            })),
+            None => Ok(Reply {
+                function: cmd.function,
+                body: d.body,
+            }),
         }
     }
 
@@ -549,6 +542,10 @@ impl<P: Platform> Rpc<'_, P> {
             Ok(d) => Ok(d),
             Err(PollError::Failed(k)) => Err(self.rpc.error(k)),
             Err(PollError::TimedOut(_)) => {
+                // The reply may still come: it will be recognised as late.
+                if let Want::Reply(f) = want {
+                    self.rpc.stale.push(f);
+                }
                 let timed_out = TimedOut {
                     what,
                     waited_ns: deadline.elapsed_ns(clock),

@@ -242,3 +242,21 @@ fn unscheduled_channels_wait_until_scheduled() {
         .with_world(|w| w.channels.get_mut(&ch.token).unwrap().enabled = true);
     rig.wait("once scheduled", |r| r.read_u64(&sem, 0) == 4);
 }
+
+#[test]
+fn without_bus_mastering_nothing_reaches_host_memory() {
+    let mut rig = Rig::new(SimChip::Gh100, FaultPlan::default());
+    let sem = rig.sys_buffer(4096);
+    let vram = rig.vram_buffer(4096);
+    let mut ch = rig.channel(Engine::Graphics, &[HOPPER_COMPUTE_A]);
+    // PCI_COMMAND: memory space on, bus mastering off.
+    assert!(rig.gpu.config_write(4, 2, 0x2));
+    let mut p = Push::new();
+    p.release(vram.va, 1).release(sem.va, 2);
+    rig.submit(&mut ch, p.words());
+    let e = rig.wait_halted(&ch);
+    assert!(e.contains("bus mastering is off"), "{e}");
+    // The rig's pushbuffers are in host memory: not even they can be fetched.
+    assert_eq!(rig.read_u64(&vram, 0), 0);
+    assert_eq!(rig.read_u64(&sem, 0), 0, "no DMA to host memory");
+}

@@ -115,20 +115,24 @@ fn side(physical: bool, phys_mode: u32, which: &str) -> Result<Side, Stop> {
 fn read_side(cx: &mut Cx, who: &Requester, s: Side, at: u64, out: &mut [u8]) -> Result<(), Stop> {
     match s {
         Side::Virtual => mmu::read(cx, who, at, out).map_err(Stop::Mem),
-        Side::Physical(t) => cx
-            .bus
-            .read(t(at), out)
-            .map_err(|fault| Stop::Mem(MemError::Bus { va: at, fault })),
+        Side::Physical(t) => {
+            mmu::dma_allowed(cx, at, t(at)).map_err(Stop::Mem)?;
+            cx.bus
+                .read(t(at), out)
+                .map_err(|fault| Stop::Mem(MemError::Bus { va: at, fault }))
+        }
     }
 }
 
 fn write_side(cx: &mut Cx, who: &Requester, s: Side, at: u64, data: &[u8]) -> Result<(), Stop> {
     match s {
         Side::Virtual => mmu::write(cx, who, at, data).map_err(Stop::Mem),
-        Side::Physical(t) => cx
-            .bus
-            .write(t(at), data)
-            .map_err(|fault| Stop::Mem(MemError::Bus { va: at, fault })),
+        Side::Physical(t) => {
+            mmu::dma_allowed(cx, at, t(at)).map_err(Stop::Mem)?;
+            cx.bus
+                .write(t(at), data)
+                .map_err(|fault| Stop::Mem(MemError::Bus { va: at, fault }))
+        }
     }
 }
 

@@ -94,6 +94,14 @@ pub enum MemError {
         /// What the bus said.
         fault: BusFault,
     },
+    /// An access that must leave the GPU (host memory, a peer's BAR1) while bus mastering is
+    /// off in PCI_COMMAND: a device that may not master the bus performs no DMA.
+    NoBusMaster {
+        /// The virtual (or, for physical accesses, bus) address.
+        va: u64,
+        /// The bus address it led to.
+        bus: u64,
+    },
 }
 
 impl std::fmt::Display for MemError {
@@ -109,6 +117,11 @@ impl std::fmt::Display for MemError {
                 "MMU fault: {access} at GPU VA {va:#x} (fault type {fault_type:#x}): {why}"
             ),
             MemError::Bus { va, fault } => write!(f, "access at GPU VA {va:#x}: {fault}"),
+            MemError::NoBusMaster { va, bus } => write!(
+                f,
+                "access at {va:#x} reaches bus address {bus:#x}, but bus mastering is off \
+                 (PCI_COMMAND bit 2): the device performs no DMA until the driver turns it on"
+            ),
         }
     }
 }
@@ -314,6 +327,15 @@ fn injected(cx: &mut Cx, va: u64, len: u64, access: Access) -> Result<(), MemErr
     })
 }
 
+/// Whether the device may reach `at` for an access at `va`: anything off the GPU (host
+/// memory, a peer's BAR1) needs bus mastering on (`PCI_COMMAND` bit 2, PCI Local Bus 6.2.2).
+pub fn dma_allowed(cx: &Cx, va: u64, at: Target) -> Result<(), MemError> {
+    match at {
+        Target::Bus(bus) if !cx.config.bus_master() => Err(MemError::NoBusMaster { va, bus }),
+        _ => Ok(()),
+    }
+}
+
 /// Runs `f` on each page-sized piece of `[va, va + len)`: its target, its offset in the
 /// range, its length.
 fn pieces(
@@ -334,6 +356,7 @@ fn pieces(
             why: "the access wraps around the address space".into(),
         })?;
         let (target, in_page) = translate(cx, who, at, access)?;
+        dma_allowed(cx, at, target)?;
         let n = in_page.min(len - done);
         f(cx.bus, target, done, n).map_err(|fault| MemError::Bus { va: at, fault })?;
         done += n;
@@ -398,14 +421,14 @@ pub fn raise(cx: &mut Cx, who: &Requester, e: &MemError) {
             at_ns: cx.now_ns,
         });
     }
-    halt(cx, who.token, e.to_string());
+    halt(cx, "mmu", who.token, e.to_string());
 }
 
-/// Halts channel `token` with `reason` and raises [`Signal::ChannelError`] (once: a halted
-/// channel stays halted until it is freed).
-pub fn halt(cx: &mut Cx, token: u32, reason: String) {
+/// Halts channel `token` with `reason` (logged under `unit`, the one that found it) and
+/// raises [`Signal::ChannelError`] (once: a halted channel stays halted until it is freed).
+pub fn halt(cx: &mut Cx, unit: &'static str, token: u32, reason: String) {
     cx.log
-        .warn("mmu", format!("channel {token:#x} halted: {reason}"));
+        .warn(unit, format!("channel {token:#x} halted: {reason}"));
     if let Some(ch) = cx.world.channels.get_mut(&token) {
         if ch.error.is_some() {
             return;

@@ -131,6 +131,8 @@ impl Rig {
     /// A rig on `chip` with `faults`.
     pub fn new(chip: SimChip, faults: FaultPlan) -> Rig {
         let gpu = Arc::new(SimGpu::with_faults(chip, faults).unwrap());
+        // PCI_COMMAND: memory space and bus mastering on, as a driver turns them on.
+        assert!(gpu.config_write(4, 2, 0x6));
         // Page tables in VRAM [16 MiB, 48 MiB); data from 64 MiB.
         let tables = PhysAllocator::new(16 << 20, 32 << 20).unwrap();
         let space = AddressSpace::new(

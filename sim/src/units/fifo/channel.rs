@@ -105,7 +105,7 @@ impl ChannelState {
                 Progress::Halted
             }
             Err(Stop::Invalid(why)) => {
-                mmu::halt(cx, token, why);
+                mmu::halt(cx, "fifo", token, why);
                 Progress::Halted
             }
         }
@@ -190,6 +190,7 @@ impl ChannelState {
                 rec.userd
             ))
         };
+        mmu::dma_allowed(cx, 0, rec.userd).map_err(Stop::Mem)?;
         let put = cx.bus.read_u32(userd(USERD_GP_PUT)).map_err(bus_err)?;
         if put == self.gp_get {
             return Ok(false);

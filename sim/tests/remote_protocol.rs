@@ -286,6 +286,14 @@ fn loopback_only_unless_allowed() {
         serve(ServeConfig::new(SimChip::Gb202, loopback(), 0)),
         Err(ServeError::NoGpus)
     ));
+    assert!(matches!(
+        serve(ServeConfig::new(
+            SimChip::Gb202,
+            loopback(),
+            nvbare_sim::remote::MAX_GPUS + 1
+        )),
+        Err(ServeError::TooManyGpus(_))
+    ));
     let mut open = ServeConfig::new(SimChip::Gb202, any, 1);
     open.allow_remote = true;
     let s = serve(open).unwrap();

@@ -79,6 +79,12 @@ pub enum ServeError {
     /// Zero GPUs asked for.
     #[error("asked to serve 0 GPUs; serve at least one")]
     NoGpus,
+    /// More GPUs than the simulated bus has room for.
+    #[error(
+        "asked to serve {0} GPUs; the simulated bus places at most {MAX_GPUS} (their 32-bit BAR0s \
+         must fit below 4 GiB)"
+    )]
+    TooManyGpus(u32),
     /// The address could not be bound.
     #[error("could not listen on {addr}: {source}; pick a free port (0 picks one)")]
     Bind {
@@ -101,6 +107,12 @@ pub enum ServeError {
     #[error("could not start the server's accept thread: {0}")]
     Thread(#[source] std::io::Error),
 }
+
+/// Most GPUs one server makes: as many 32-bit BAR0s as fit between the first one and BAR3
+/// ([`crate::device::BAR0_STRIDE`] apart).
+// CAST: a handful (4 with the current layout).
+pub const MAX_GPUS: u32 =
+    ((crate::device::BAR3_BUS - crate::device::BAR0_BUS) / crate::device::BAR0_STRIDE) as u32;
 
 /// Host memory handed out by MAP_SYSMEM, by handle.
 #[derive(Clone, Copy, Debug)]
@@ -243,6 +255,9 @@ pub fn serve(config: ServeConfig) -> Result<Server, ServeError> {
     }
     if config.gpus == 0 {
         return Err(ServeError::NoGpus);
+    }
+    if config.gpus > MAX_GPUS {
+        return Err(ServeError::TooManyGpus(config.gpus));
     }
     let sysmem = Arc::new(SysMem::new());
     let gpus = (0..config.gpus)

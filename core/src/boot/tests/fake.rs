@@ -249,6 +249,11 @@ impl FakePlatform {
     pub fn wpr2_up(&self) -> bool {
         self.dev.borrow().wpr2.1 != 0
     }
+
+    /// GSP-RM sends an event now (after init).
+    pub fn gsp_event(&self, function: u32, payload: &[u8]) {
+        self.dev.borrow_mut().gsp_send(function, 0, payload);
+    }
 }
 
 impl Device {

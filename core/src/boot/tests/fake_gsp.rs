@@ -120,13 +120,18 @@ impl Device {
         }
     }
 
-    fn gsp_send(&mut self, function: u32, result: u32, payload: &[u8]) {
+    pub(super) fn gsp_send(&mut self, function: u32, result: u32, payload: &[u8]) {
         let base = self.stat_base();
+        // The CPU's read pointer of the status queue, in the command queue's header page.
+        let mut rp = [0u8; 4];
+        let cmd_rx = self.gsp.as_ref().unwrap().layout.cmd_queue_offset() + 32;
+        self.block_read(cmd_rx, &mut rp);
+        let rp = u32::from_le_bytes(rp);
         let s = self.gsp.as_mut().unwrap();
         let h = reply_header(function, result, payload.len());
         let before = s.stat_writer.write_ptr();
         s.stat_writer
-            .enqueue_with_header(&mut s.stat_ring, 0, h, payload)
+            .enqueue_with_header(&mut s.stat_ring, rp, h, payload)
             .unwrap();
         if self.script.corrupt_reply_to == Some(function) {
             let at = before as usize * 4096 + 0x50;

@@ -257,3 +257,58 @@ fn an_rpc_that_times_out_leaves_a_late_reply_behind_not_a_wrong_answer() {
     );
     drop(gsp);
 }
+
+#[test]
+fn events_after_boot_are_polled_drained_and_bounded() {
+    let files = Files::gh100();
+    let mut gsp = boot_fake(Script::default(), &files).unwrap();
+    assert_eq!(gsp.rpc().poll().unwrap(), 0);
+    // MMU_FAULT_QUEUED (no payload) and an RC_TRIGGERED for channel 5, Xid 31.
+    gsp.platform().gsp_event(0x1005, &[]);
+    let mut rc = std::vec![0u8; 52];
+    rc[4] = 5;
+    rc[16] = 31;
+    gsp.platform().gsp_event(0x1004, &rc);
+    assert_eq!(gsp.rpc().poll().unwrap(), 2);
+    let events: Vec<GspEvent> = gsp.rpc_state().drain_events().collect();
+    assert!(matches!(&events[0], GspEvent::Message(m) if m.body == GspMessage::MmuFaultQueued));
+    assert!(matches!(&events[1], GspEvent::Message(m)
+        if matches!(m.body, GspMessage::RcTriggered { chid: 5, except_type: 31, .. })));
+    // Nobody drains: the oldest are dropped, and counted.
+    for _ in 0..crate::gsp_rpc::EVENT_CAPACITY + 10 {
+        gsp.platform().gsp_event(0x1005, &[]);
+        // Keep the status queue from filling: the fake writes no faster than we read.
+        gsp.rpc().poll().unwrap();
+    }
+    assert_eq!(gsp.rpc_state().dropped_events(), 10);
+    assert_eq!(
+        gsp.rpc_state().drain_events().count(),
+        crate::gsp_rpc::EVENT_CAPACITY
+    );
+    // An event with a payload that does not match its type is kept as malformed.
+    gsp.platform().gsp_event(0x1004, &[1, 2, 3]);
+    gsp.rpc().poll().unwrap();
+    assert!(matches!(
+        gsp.rpc_state().drain_events().next(),
+        Some(GspEvent::Malformed { .. })
+    ));
+    drop(gsp);
+}
+
+#[test]
+fn a_failed_async_command_surfaces_in_the_next_wait() {
+    let files = Files::gh100();
+    let mut gsp = boot_fake(Script::default(), &files).unwrap();
+    gsp.platform().script_mut().registry_fails = Some(0x1f);
+    let table = nvbare_gsp::registry::RegistryTable::tinygrad_defaults();
+    gsp.rpc()
+        .send(&nvbare_gsp::rpc::commands::Command::set_registry(&table))
+        .unwrap();
+    let e = gsp
+        .rpc()
+        .call(&nvbare_gsp::rpc::commands::Command::get_gsp_static_info())
+        .unwrap_err();
+    assert_eq!(e.status(), Some(nvbare_gsp::rpc::RpcResult(0x1f)));
+    assert!(e.to_string().contains("SET_REGISTRY"), "{e}");
+    drop(gsp);
+}

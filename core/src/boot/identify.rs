@@ -59,6 +59,14 @@ pub fn wpr2(p: &impl Platform) -> (u32, u32) {
     (PfbWpr2AddrLo::read(p).raw(), PfbWpr2AddrHi::read(p).raw())
 }
 
+/// WPR2's bounds in VRAM: `ADDR_LO.VAL << 12` and `ADDR_HI.VAL << 12` (`_ALIGNMENT` 12).
+pub fn wpr2_bounds(p: &impl Platform) -> (u64, u64) {
+    (
+        u64::from(PfbWpr2AddrLo::read(p).val()) << 12,
+        u64::from(PfbWpr2AddrHi::read(p).val()) << 12,
+    )
+}
+
 /// Whether WPR2 is up.
 pub fn wpr2_up(p: &impl Platform) -> bool {
     PfbWpr2AddrHi::read(p).val() != 0

@@ -161,6 +161,7 @@ pub struct Gsp<P: Platform> {
     info: StaticInfo,
     layout: FbLayout,
     reserved_top: u64,
+    wpr2: (u64, u64),
     report: BootReport,
     timeouts: Timeouts,
 }
@@ -185,6 +186,7 @@ impl<P: Platform> core::fmt::Debug for Gsp<P> {
 /// The parts a successful boot hands to [`Gsp`].
 struct Booted {
     hal: ChipHal,
+    wpr2: (u64, u64),
     info: StaticInfo,
     layout: FbLayout,
     reserved_top: u64,
@@ -217,6 +219,7 @@ pub fn boot<P: Platform>(
                     memory,
                 }),
                 hal: b.hal,
+                wpr2: b.wpr2,
                 info: b.info,
                 layout: b.layout,
                 reserved_top: b.reserved_top,
@@ -326,6 +329,7 @@ fn run<P: Platform>(
     tl.end(p.clock());
     Ok(Booted {
         hal,
+        wpr2: identify::wpr2_bounds(&*p),
         info,
         layout,
         reserved_top: layout.reserved_top(elf, boot),
@@ -394,6 +398,12 @@ impl<P: Platform> Gsp<P> {
             0 => estimate,
             start => start.min(self.layout.fb_size),
         }
+    }
+
+    /// WPR2 as GSP-FMC raised it (`NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI`, read after boot): the
+    /// write-protected region holding GSP-RM's image and heap.
+    pub fn wpr2(&self) -> core::ops::Range<u64> {
+        self.wpr2.0..self.wpr2.1
     }
 
     /// How the boot went.

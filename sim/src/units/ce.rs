@@ -192,18 +192,26 @@ pub fn copy(
     // CAST: bounded by CHUNK.
     let mut buf = vec![0u8; len.min(CHUNK) as usize];
     for line in 0..u64::from(lines) {
-        let (from, to) = (src + line * pitch_in, dst + line * pitch_out);
+        // Addresses wrap as 64-bit sums; a wrapped one is beyond the VA space and faults.
+        let (from, to) = (
+            src.wrapping_add(line * pitch_in),
+            dst.wrapping_add(line * pitch_out),
+        );
         let mut done = 0;
         while done < len {
             // CAST: bounded by CHUNK.
             let n = (len - done).min(CHUNK) as usize;
-            read_side(cx, who, s, from + done, &mut buf[..n])?;
-            write_side(cx, who, d, to + done, &buf[..n])?;
+            read_side(cx, who, s, from.wrapping_add(done), &mut buf[..n])?;
+            write_side(cx, who, d, to.wrapping_add(done), &buf[..n])?;
             done += n as u64;
         }
     }
     cx.world.engines.copies += 1;
-    cx.world.engines.bytes_copied += len * u64::from(lines);
+    cx.world.engines.bytes_copied = cx
+        .world
+        .engines
+        .bytes_copied
+        .wrapping_add(len * u64::from(lines));
     Ok(Flow::Done)
 }
 

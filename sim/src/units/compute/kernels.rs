@@ -333,14 +333,14 @@ fn vector_add(cx: &mut Cx, who: &Requester, l: &Launch) -> Result<(), MemError> 
     let mut i = 0;
     while i < count {
         let m = (count - i).min(CHUNK);
-        let x = read_words(cx, who, a + 4 * i, m)?;
-        let y = read_words(cx, who, b + 4 * i, m)?;
+        let x = read_words(cx, who, a.wrapping_add(4 * i), m)?;
+        let y = read_words(cx, who, b.wrapping_add(4 * i), m)?;
         let out: Vec<u8> = x
             .iter()
             .zip(&y)
             .flat_map(|(p, q)| (f32::from_le_bytes(*p) + f32::from_le_bytes(*q)).to_le_bytes())
             .collect();
-        mmu::write(cx, who, c + 4 * i, &out)?;
+        mmu::write(cx, who, c.wrapping_add(4 * i), &out)?;
         i += m;
     }
     Ok(())
@@ -350,7 +350,7 @@ fn reverse_block(cx: &mut Cx, who: &Requester, l: &Launch) -> Result<(), MemErro
     let data = l.u64_at(0);
     let bd = l.block[0];
     for bx in 0..l.grid[0] {
-        let base = data + 4 * bx * bd;
+        let base = data.wrapping_add(4 * bx * bd);
         let mut w = read_words(cx, who, base, bd)?;
         w.reverse();
         mmu::write(cx, who, base, w.as_flattened())?;
@@ -369,7 +369,7 @@ fn local_array(cx: &mut Cx, who: &Requester, l: &Launch) -> Result<(), MemError>
         })
         .collect();
     for bx in 0..l.grid[0] {
-        mmu::write(cx, who, out + 4 * bx * bd, &row)?;
+        mmu::write(cx, who, out.wrapping_add(4 * bx * bd), &row)?;
     }
     Ok(())
 }
@@ -385,7 +385,7 @@ fn count_launches(cx: &mut Cx, who: &Requester, l: &Launch, counter: u64) -> Res
             for bx in 0..l.grid[0] {
                 // CAST: threads per block are at most 1024.
                 let last_x0 = value.wrapping_add((threads - l.block[0]) as u32);
-                mmu::write(cx, who, out + 4 * bx, &last_x0.to_le_bytes())?;
+                mmu::write(cx, who, out.wrapping_add(4 * bx), &last_x0.to_le_bytes())?;
                 value = value.wrapping_add(threads as u32);
             }
         }
@@ -394,15 +394,17 @@ fn count_launches(cx: &mut Cx, who: &Requester, l: &Launch, counter: u64) -> Res
 }
 
 fn copy16(cx: &mut Cx, who: &Requester, src: u64, dst: u64, count: u64) -> Result<(), MemError> {
-    let total = count * 16;
+    // Addresses and counts are the kernel's parameters, anything: an overflowing range
+    // wraps, and the MMU faults on it as the kernel's accesses would.
+    let total = count.saturating_mul(16);
     // CAST: bounded by CHUNK * 16.
     let mut buf = vec![0u8; total.min(CHUNK * 16) as usize];
     let mut done = 0;
     while done < total {
         // CAST: bounded by the buffer's length.
         let n = (total - done).min(buf.len() as u64) as usize;
-        mmu::read(cx, who, src + done, &mut buf[..n])?;
-        mmu::write(cx, who, dst + done, &buf[..n])?;
+        mmu::read(cx, who, src.wrapping_add(done), &mut buf[..n])?;
+        mmu::write(cx, who, dst.wrapping_add(done), &buf[..n])?;
         done += n as u64;
     }
     Ok(())

@@ -143,7 +143,7 @@ pub fn release(cx: &mut Cx, who: &Requester, r: &Release) -> Result<(), MemError
     // CAST: the low `bytes` bytes of the payload.
     mmu::write(cx, who, r.va, &value.to_le_bytes()[..bytes as usize])?;
     if r.timestamp {
-        mmu::write(cx, who, r.va + 8, &cx.now_ns.to_le_bytes())?;
+        mmu::write(cx, who, r.va.wrapping_add(8), &cx.now_ns.to_le_bytes())?;
     }
     cx.world.engines.semaphore_releases += 1;
     Ok(())

@@ -65,6 +65,10 @@ pub enum Signal {
         /// Where the FSP put FRTS: `frtsVidmemOffset` (from the end of FB) and size.
         frts_vidmem: (u64, u64),
     },
+    /// GSP-RM unloaded and the GSP's RISC-V core halted: the FSP may boot it again with a
+    /// new chain-of-trust command (WPR2 permitting). Raised by the GSP unit; handled by the
+    /// FSP unit.
+    GspHalted,
 }
 
 /// An engine a channel runs on.

@@ -409,9 +409,11 @@ fn unload_halts_the_gsp_and_lowers_wpr2() {
         0,
         "a clean unload lowers WPR2"
     );
-    assert_eq!(rig.send_cot().1, 0x9e, "no second COT before a reset");
-    rig.reset_and_requeue();
-    assert_eq!(rig.send_cot().1, 0);
+    // A driver reload boots the halted GSP again without a reset.
+    rig.reset_queues_only_keeping_gpu();
+    rig.queue_system_info();
+    rig.queue_registry(&[("RMSecBusResetEnable", 1)]);
+    assert_eq!(rig.send_cot().1, 0, "a new COT after a clean unload");
     rig.wait_lockdown().unwrap();
     rig.wait_for(RpcEvent::GspInitDone.as_u32(), 5000);
     // An unload for a power transition keeps WPR2 (GC6 keeps it alive).

@@ -219,6 +219,17 @@ fn generic_alloc_and_control_checks_give_resservs_statuses() {
         )),
         NvStatus::ERR_INVALID_CLASS
     );
+    // Memory is the kernel RM's to allocate; GSP-RM takes it described by ALLOC_MEMORY.
+    assert_eq!(
+        status(rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            0xd5,
+            cls::NV01_MEMORY_LOCAL_USER,
+            MemoryAllocParams::default().as_bytes()
+        )),
+        NvStatus::ERR_NOT_SUPPORTED
+    );
     // Controls: serverControl, resControlLookup_IMPL.
     let cl = ClassListV2Params::new_zeroed();
     assert_eq!(
@@ -598,7 +609,10 @@ fn channel_flow(chip: SimChip) {
     let info = InternalStaticGrGetInfoParams::read_from_bytes(&out).unwrap();
     let gi = |i: u32| info.engine_info[0].info_list[i as usize].data;
     assert_eq!(gi(gr_info_index::SM_VERSION), spec.sm_version);
-    assert_eq!(gi(gr_info_index::GPU_CORE_COUNT), spec.sm_count);
+    assert_eq!(
+        gi(gr_info_index::GPU_CORE_COUNT),
+        spec.sm_count * gi(gr_info_index::MAX_SP_PER_SM)
+    );
     assert_eq!(
         gi(gr_info_index::LITTER_NUM_GPCS)
             * gi(gr_info_index::LITTER_NUM_TPC_PER_GPC)

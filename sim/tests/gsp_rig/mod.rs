@@ -369,6 +369,11 @@ impl Rig {
             (self.gpu.bar0_read(spec.fsp_ready_scratch) == 0xff).then_some(())
         })
         .expect("the FSP boots");
+        self.reset_queues_only_keeping_gpu();
+    }
+
+    /// Empties the queues without touching the GPU (a driver reload).
+    pub fn reset_queues_only_keeping_gpu(&mut self) {
         self.write(self.cmdq() + 16, &0u32.to_le_bytes());
         self.write(self.cmdq() + 32, &0u32.to_le_bytes());
         self.write(self.statq(), &[0u8; 64]);

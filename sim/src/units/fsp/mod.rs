@@ -68,7 +68,8 @@ pub struct Fsp {
     /// When the unit first ran (its power-on), and whether it has booted.
     born_ns: Option<u64>,
     booted: bool,
-    /// The chain of trust already started the GSP-FMC (a second COT is refused).
+    /// The chain of trust started the GSP-FMC and the GSP has not halted since (a COT
+    /// meanwhile is refused).
     fmc_started: bool,
 }
 
@@ -256,8 +257,11 @@ impl Unit for Fsp {
     }
 
     fn signal(&mut self, _cx: &mut Cx, signal: &Signal) {
-        if *signal == Signal::Reset {
-            self.born_ns = None;
+        match signal {
+            Signal::Reset => self.born_ns = None,
+            // A halted GSP can be booted again (a driver reload after a clean unload).
+            Signal::GspHalted => self.fmc_started = false,
+            _ => {}
         }
     }
 }

@@ -61,7 +61,8 @@ pub fn gr_info(spec: &ChipSpec, index: u32) -> Option<u32> {
         ix::LITTER_NUM_GPCS => spec.gpcs,
         ix::LITTER_NUM_FBPS => spec.gpcs,
         ix::LITTER_NUM_TPC_PER_GPC => spec.tpcs_per_gpc,
-        ix::GPU_CORE_COUNT => spec.sm_count,
+        // "GPU Cores" (ctrl2080gr.h): 128 FP32 lanes per SM (16896 on the H200).
+        ix::GPU_CORE_COUNT => spec.sm_count * 128,
         ix::LITTER_NUM_SM_PER_TPC => spec.sms_per_tpc,
         ix::LITTER_NUM_LTCS => spec.gpcs * 2,
         ix::MAX_SUBCONTEXT_COUNT => 64,

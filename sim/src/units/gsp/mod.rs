@@ -387,6 +387,7 @@ impl Unit for Gsp {
                             .info("gsp", "GSP-RM unloaded for a power transition; WPR2 kept");
                     }
                     self.phase = Phase::Halted;
+                    cx.signal(Signal::GspHalted);
                     return true;
                 }
                 busy || p.busy
@@ -401,7 +402,8 @@ impl Unit for Gsp {
                 boot_params,
                 frts_vidmem,
             } => {
-                if !matches!(self.phase, Phase::Idle) {
+                // A halted core boots again (after a clean unload); a failed FMC needs a reset.
+                if !matches!(self.phase, Phase::Idle | Phase::Halted) {
                     cx.log.warn(
                         "gsp",
                         "the FSP started the FMC on a GSP that is not idle; ignored",
@@ -419,7 +421,7 @@ impl Unit for Gsp {
                     self.pending_errors.push((*token, reason.clone()));
                 }
             }
-            Signal::Reset => {}
+            Signal::Reset | Signal::GspHalted => {}
         }
     }
 }

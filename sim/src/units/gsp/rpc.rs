@@ -140,7 +140,7 @@ impl Rm {
             l.record(cx.bus, LogMessage::Boot, &[version_string_va()], cx.now_ns);
         }
         let mut db = RmDb::new(cx.spec);
-        let _ = db.add_client(facts::INTERNAL_CLIENT);
+        db.add_internal_objects();
         Rm {
             queues,
             logs,

@@ -36,6 +36,7 @@ enum ClassKind {
     OtherEngine,
     Debugger,
     Usermode,
+    Memory,
 }
 
 fn classify(class: u32) -> Option<ClassKind> {
@@ -47,6 +48,10 @@ fn classify(class: u32) -> Option<ClassKind> {
         cls::KEPLER_CHANNEL_GROUP_A => ClassKind::ChannelGroup,
         cls::FERMI_CONTEXT_SHARE_A => ClassKind::ContextShare,
         cls::GT200_DEBUGGER => ClassKind::Debugger,
+        cls::NV01_MEMORY_SYSTEM
+        | cls::NV01_MEMORY_LOCAL_PRIVILEGED
+        | cls::NV01_MEMORY_LOCAL_USER
+        | cls::NV01_MEMORY_SYSTEM_OS_DESCRIPTOR => ClassKind::Memory,
         c if (c & 0xff) == 0x6f && c >= cls::VOLTA_CHANNEL_GPFIFO_A => ClassKind::Gpfifo,
         c if (c & 0xff) == 0xc0 => ClassKind::Compute,
         c if (c & 0xff) == 0xb5 => ClassKind::Copy,
@@ -62,7 +67,10 @@ fn parent_ok(child: ClassKind, parent: &Kind) -> bool {
     matches!(
         (child, parent),
         (C::Device, Kind::Client)
-            | (C::Subdevice | C::VirtualMemory | C::Debugger, Kind::Device)
+            | (
+                C::Subdevice | C::VirtualMemory | C::Debugger | C::Memory,
+                Kind::Device
+            )
             | (C::VaSpace | C::ChannelGroup, Kind::Device | Kind::Subdevice)
             | (C::ContextShare, Kind::ChannelGroup { .. })
             | (C::Gpfifo, Kind::Device | Kind::ChannelGroup { .. })
@@ -400,6 +408,13 @@ fn construct(
             params::<HopperUsermodeAllocParams>(raw, true, class)?;
             Ok(Kind::Usermode)
         }
+        // With GSP-RM the kernel RM allocates memory and describes its pages to GSP-RM with
+        // ALLOC_MEMORY (rpc_alloc_memory_v13_01); the memory classes have no GSP-RM
+        // constructor the RPC reaches.
+        ClassKind::Memory => rm_err(
+            NvStatus::ERR_NOT_SUPPORTED,
+            format!("class {class:#x} through GSP_RM_ALLOC: describe the memory with ALLOC_MEMORY"),
+        ),
     }
 }
 

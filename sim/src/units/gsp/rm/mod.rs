@@ -205,6 +205,31 @@ impl RmDb {
         Ok(())
     }
 
+    /// The internal client GSP-RM makes for the kernel RM's internal controls, with its
+    /// device and subdevice (`GspStaticConfigInfo.hInternalClient/Device/Subdevice`).
+    pub fn add_internal_objects(&mut self) {
+        use crate::units::gsp::facts::{INTERNAL_CLIENT, INTERNAL_DEVICE, INTERNAL_SUBDEVICE};
+        let _ = self.add_client(INTERNAL_CLIENT);
+        if let Some(c) = self.clients.get_mut(&INTERNAL_CLIENT) {
+            c.objects.insert(
+                INTERNAL_DEVICE,
+                Object {
+                    class: cls::NV01_DEVICE_0,
+                    parent: INTERNAL_CLIENT,
+                    kind: Kind::Device,
+                },
+            );
+            c.objects.insert(
+                INTERNAL_SUBDEVICE,
+                Object {
+                    class: cls::NV20_SUBDEVICE_0,
+                    parent: INTERNAL_DEVICE,
+                    kind: Kind::Subdevice,
+                },
+            );
+        }
+    }
+
     /// The device of client `c` above `h` (`h` itself if a device).
     pub fn device_of(&self, c: Handle, mut h: Handle) -> Option<Handle> {
         loop {

@@ -17,6 +17,7 @@
 //!   use: `NV_ERR_INSERT_DUPLICATE_NAME` (`clientValidateNewResourceHandle_IMPL`, rs_client.c).
 
 pub mod alloc;
+pub mod channel;
 pub mod control;
 
 use std::collections::BTreeMap;

@@ -10,12 +10,14 @@
 //! 16 queue elements goes as a first record and `CONTINUATION_RECORD`s (`_issueRpcLarge`),
 //! both ways.
 
+mod calls;
+mod init;
+
 use std::collections::VecDeque;
 
 use nvbare_gsp::abi::{
-    GspSystemInfo, NV_VGPU_MSG_SIGNATURE_VALID, PackedRegistryEntry, PackedRegistryTable,
-    RPC_HEADER_VERSION, RpcAllocMemory, RpcEvent, RpcFunction, RpcGspRmAlloc, RpcGspRmControl,
-    RpcMessageHeader, RpcSetPageDirectory, RpcUnloadingGuestDriver,
+    NV_VGPU_MSG_SIGNATURE_VALID, RPC_HEADER_VERSION, RpcAllocMemory, RpcEvent, RpcFunction,
+    RpcGspRmAlloc, RpcGspRmControl, RpcMessageHeader, RpcUnloadingGuestDriver,
 };
 use nvbare_gsp::rm::NvStatus;
 use zerocopy::{FromBytes, IntoBytes};
@@ -24,9 +26,8 @@ use super::facts;
 use super::fmc::WprLayout;
 use super::libos_log::{LogBuffer, LogMessage, version_string_va};
 use super::queues::{BadCommand, ELEMENT_BYTES, Queues, Received};
-use super::rm::{Kind, RmDb, RmError, alloc, control};
+use super::rm::{RmDb, RmError, alloc};
 use crate::device::Cx;
-use crate::memory::Target;
 
 /// Most bytes of one record, RPC header included (16 elements less the element header).
 pub const MAX_RECORD: usize =
@@ -439,299 +440,9 @@ impl Rm {
         }
     }
 
-    fn refused(&self, cx: &Cx, function: u32, e: RmError) -> NvStatus {
+    pub(super) fn refused(&self, cx: &Cx, function: u32, e: RmError) -> NvStatus {
         cx.log
             .warn("gsp", format!("RPC {function}: {} ({})", e.status, e.why));
         e.status
     }
-
-    fn rm_alloc(&mut self, cx: &mut Cx, payload: &mut [u8]) -> NvStatus {
-        let fixed = core::mem::size_of::<RpcGspRmAlloc>();
-        let Ok((mut req, _)) = RpcGspRmAlloc::read_from_prefix(payload) else {
-            cx.log.warn(
-                "gsp",
-                "GSP_RM_ALLOC payload shorter than rpc_gsp_rm_alloc_v03_00",
-            );
-            return NvStatus::ERR_INVALID_ARGUMENT;
-        };
-        let end = fixed + req.params_size as usize;
-        let status = if payload.len() < end {
-            self.refused(
-                cx,
-                103,
-                RmError {
-                    status: NvStatus::ERR_INVALID_ARGUMENT,
-                    why: format!("paramsSize {} beyond the message", req.params_size),
-                },
-            )
-        } else {
-            match alloc::rm_alloc(&mut self.db, cx, &req, &mut payload[fixed..end]) {
-                Ok(()) => {
-                    cx.log.debug(
-                        "gsp",
-                        format!(
-                            "alloc {:#x}/{:#x} class {:#x} ok",
-                            req.h_client, req.h_object, req.h_class
-                        ),
-                    );
-                    NvStatus::OK
-                }
-                Err(e) => self.refused(cx, 103, e),
-            }
-        };
-        req.status = status.0;
-        payload[..fixed].copy_from_slice(req.as_bytes());
-        status
-    }
-
-    fn rm_control(&mut self, cx: &mut Cx, payload: &mut [u8]) -> NvStatus {
-        let fixed = core::mem::size_of::<RpcGspRmControl>();
-        let Ok((mut req, _)) = RpcGspRmControl::read_from_prefix(payload) else {
-            cx.log.warn(
-                "gsp",
-                "GSP_RM_CONTROL payload shorter than rpc_gsp_rm_control_v03_00",
-            );
-            return NvStatus::ERR_INVALID_ARGUMENT;
-        };
-        let end = fixed + req.params_size as usize;
-        let status = if payload.len() < end {
-            self.refused(
-                cx,
-                76,
-                RmError {
-                    status: NvStatus::ERR_INVALID_ARGUMENT,
-                    why: format!("paramsSize {} beyond the message", req.params_size),
-                },
-            )
-        } else {
-            match control::rm_control(&mut self.db, cx, &req, &mut payload[fixed..end]) {
-                Ok(()) => {
-                    cx.log.debug(
-                        "gsp",
-                        format!("control {:#010x} on {:#x} ok", req.cmd, req.h_object),
-                    );
-                    NvStatus::OK
-                }
-                Err(e) => self.refused(cx, 76, e),
-            }
-        };
-        req.status = status.0;
-        payload[..fixed].copy_from_slice(req.as_bytes());
-        status
-    }
-
-    /// `FREE` (`rpc_free_v03_00`: `NVOS00_PARAMETERS` hRoot, hObjectParent, hObjectOld, status).
-    fn free(&mut self, cx: &mut Cx, payload: &mut [u8]) -> NvStatus {
-        let word = |p: &[u8], i: usize| {
-            p.get(i * 4..i * 4 + 4)
-                .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
-        };
-        if payload.len() < 16 {
-            return NvStatus::ERR_INVALID_ARGUMENT;
-        }
-        let (client, object) = (word(payload, 0), word(payload, 2));
-        let status = match self.db.free(client, object) {
-            Ok((tokens, vaspaces)) => {
-                for t in tokens {
-                    cx.world.channels.remove(&t);
-                }
-                for v in vaspaces {
-                    cx.world.vaspaces.remove(&v);
-                }
-                NvStatus::OK
-            }
-            Err(e) => self.refused(cx, 10, e),
-        };
-        payload[12..16].copy_from_slice(&status.0.to_le_bytes());
-        status
-    }
-
-    /// `SET_PAGE_DIRECTORY`: the VA space's root page directory.
-    fn set_page_directory(&mut self, cx: &mut Cx, payload: &[u8]) -> NvStatus {
-        let Ok((req, _)) = RpcSetPageDirectory::read_from_prefix(payload) else {
-            return NvStatus::ERR_INVALID_ARGUMENT;
-        };
-        let p = req.params;
-        let c = req.h_client;
-        let vaspace = match self.db.object(c, p.h_va_space) {
-            Some(o) => match o.kind {
-                Kind::VaSpace { id }
-                    if self.db.device_of(c, p.h_va_space) == Some(req.h_device) =>
-                {
-                    Some(id)
-                }
-                _ => None,
-            },
-            None => None,
-        };
-        let Some(id) = vaspace else {
-            return self.refused(
-                cx,
-                54,
-                RmError {
-                    status: NvStatus::ERR_INVALID_OBJECT_HANDLE,
-                    why: format!(
-                        "hVASpace {:#x} is not a VA space of device {:#x} of client {c:#x}",
-                        p.h_va_space, req.h_device
-                    ),
-                },
-            );
-        };
-        // NV0080_CTRL_DMA_SET_PAGE_DIRECTORY_FLAGS_APERTURE (1:0): VIDMEM 0, SYSMEM 1/2.
-        let root = match p.flags & 3 {
-            0 => Target::Vram(p.phys_address),
-            1 | 2 => Target::Bus(p.phys_address),
-            _ => return NvStatus::ERR_INVALID_ARGUMENT,
-        };
-        if !p.phys_address.is_multiple_of(0x1000) || p.num_entries == 0 {
-            return self.refused(
-                cx,
-                54,
-                RmError {
-                    status: NvStatus::ERR_INVALID_ARGUMENT,
-                    why: format!(
-                        "page directory {:#x} with {} entries",
-                        p.phys_address, p.num_entries
-                    ),
-                },
-            );
-        }
-        if let Some(v) = cx.world.vaspaces.get_mut(&id) {
-            v.page_dir = Some(root);
-        }
-        cx.log.info(
-            "gsp",
-            format!("VA space {id}: root page directory {root:?}"),
-        );
-        NvStatus::OK
-    }
-
-    /// `GSP_SET_SYSTEM_INFO`: the payload is a `GspSystemInfo`, checked against the PCI
-    /// function the model is.
-    fn system_info(&mut self, cx: &mut Cx, payload: &[u8]) {
-        let Ok((s, _)) = GspSystemInfo::read_from_prefix(payload) else {
-            cx.log.warn(
-                "gsp",
-                "GSP_SET_SYSTEM_INFO shorter than GspSystemInfo; GSP-RM cannot init",
-            );
-            return;
-        };
-        let cfg = |o: u32| u64::from(cx.config.read(o, 4).unwrap_or(0));
-        let bar0 = cfg(0x10) & !0xf;
-        let bar1 = (cfg(0x14) & !0xf) | cfg(0x18) << 32;
-        let bar3 = (cfg(0x1c) & !0xf) | cfg(0x20) << 32;
-        let checks = [
-            ("gpuPhysAddr (BAR0)", s.gpu_phys_addr, bar0),
-            ("gpuPhysFbAddr (BAR1)", s.gpu_phys_fb_addr, bar1),
-            ("gpuPhysInstAddr (BAR3)", s.gpu_phys_inst_addr, bar3),
-            ("PCIDeviceID", u64::from(s.pci_device_id), cfg(0)),
-            ("PCISubDeviceID", u64::from(s.pci_sub_device_id), cfg(0x2c)),
-            (
-                "PCIRevisionID",
-                u64::from(s.pci_revision_id),
-                cfg(0x08) & 0xff,
-            ),
-            (
-                "pciConfigMirrorBase",
-                u64::from(s.pci_config_mirror_base),
-                u64::from(PCI_CONFIG_MIRROR),
-            ),
-            (
-                "pciConfigMirrorSize",
-                u64::from(s.pci_config_mirror_size),
-                0x1000,
-            ),
-        ];
-        let wrong: Vec<String> = checks
-            .iter()
-            .filter(|(_, got, want)| got != want)
-            .map(|(n, got, want)| format!("{n} {got:#x} (the function has {want:#x})"))
-            .collect();
-        if !wrong.is_empty() || s.max_user_va == 0 {
-            cx.log.warn(
-                "gsp",
-                format!(
-                    "GSP_SET_SYSTEM_INFO does not describe this PCI function: {}{}; GSP-RM init stops",
-                    wrong.join(", "),
-                    if s.max_user_va == 0 { " maxUserVa 0" } else { "" }
-                ),
-            );
-            self.init = Init::Failed;
-            return;
-        }
-        cx.log
-            .info("gsp", "GSP_SET_SYSTEM_INFO matches the PCI function");
-        self.init = Init::Registry;
-    }
-
-    /// `SET_REGISTRY`: a `PACKED_REGISTRY_TABLE` whose entries and names lie inside it.
-    fn set_registry(&mut self, cx: &mut Cx, t: &[u8]) {
-        match parse_registry(t) {
-            Ok(keys) => {
-                cx.log.info("gsp", format!("SET_REGISTRY: {keys:?}"));
-                self.registry = keys;
-                self.init = Init::Ready;
-                self.log(cx, "LOGINIT", LogMessage::InitDone, &[]);
-                cx.log.info("gsp", "GSP-RM init done: GSP_INIT_DONE sent");
-                // rpc_init_done_v17_00 { not_used }.
-                self.event(RpcEvent::GspInitDone, vec![0; 4]);
-            }
-            Err(why) => cx.log.warn(
-                "gsp",
-                format!("SET_REGISTRY malformed: {why}; GSP-RM init stops"),
-            ),
-        }
-    }
-}
-
-/// The keys of a packed registry table (name, DWORD value or byte length).
-pub fn parse_registry(t: &[u8]) -> Result<Vec<(String, u32)>, String> {
-    let (hdr, _) = PackedRegistryTable::read_from_prefix(t)
-        .map_err(|_| "shorter than PACKED_REGISTRY_TABLE".to_string())?;
-    if hdr.size as usize != t.len() {
-        return Err(format!(
-            "size {} but the message holds {} bytes",
-            hdr.size,
-            t.len()
-        ));
-    }
-    let entry = core::mem::size_of::<PackedRegistryEntry>();
-    let head = core::mem::size_of::<PackedRegistryTable>();
-    let n = hdr.num_entries as usize;
-    if head + n * entry > t.len() {
-        return Err(format!("{n} entries do not fit"));
-    }
-    let mut keys = Vec::with_capacity(n);
-    for i in 0..n {
-        let e = PackedRegistryEntry::read_from_bytes(&t[head + i * entry..head + (i + 1) * entry])
-            .map_err(|_| "entry")?;
-        let name_at = e.name_offset as usize;
-        let name = t
-            .get(name_at..)
-            .and_then(|s| s.iter().position(|&b| b == 0).map(|z| &s[..z]));
-        let Some(name) = name.filter(|nm| !nm.is_empty() && name_at >= head + n * entry) else {
-            return Err(format!(
-                "entry {i}: nameOffset {name_at:#x} is no NUL-terminated name inside the table"
-            ));
-        };
-        let name = String::from_utf8_lossy(name).into_owned();
-        let value = match e.entry_type {
-            1 if e.length == 4 => e.data,
-            2 | 3
-                if (e.data as usize)
-                    .checked_add(e.length as usize)
-                    .is_some_and(|end| end <= t.len()) =>
-            {
-                e.length
-            }
-            ty => {
-                return Err(format!(
-                    "entry {name}: type {ty} with data {:#x} length {}",
-                    e.data, e.length
-                ));
-            }
-        };
-        keys.push((name, value));
-    }
-    Ok(keys)
 }

@@ -67,14 +67,16 @@ fn boots(chip: SimChip) {
     // The log buffers hold libos records.
     let log = rig.log_buffer("LOGINIT");
     let messages = decode_libos(&log);
-    assert!(
-        messages.iter().any(|m| m.starts_with("GSP-RM %s booting")),
-        "{messages:?}"
+    let formats: Vec<&str> = messages.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        formats,
+        [
+            "GSP-RM %s booting on the simulated GPU\n",
+            "message queues linked: %u command, %u status entries\n",
+            "GSP-RM init done\n"
+        ]
     );
-    assert!(
-        messages.iter().any(|m| m == "GSP-RM init done\n"),
-        "{messages:?}"
-    );
+    assert_eq!(messages[1].1, [63, 63], "the queues' msgCount");
     let raw_log = nvbare_gsp::libos::raw_log(&log).unwrap();
     assert_eq!(raw_log.lost, 0);
     assert_eq!(raw_log.words.len() as u64, raw_log.put);
@@ -92,8 +94,8 @@ fn gb202_boots_to_init_done() {
 
 /// Decodes a libos log buffer as `libosExtractLog_ReadRecord` (liblogdecode.c, 570.144)
 /// does, with `libosLogMetadata` as `libos_log.h` lays it out (argumentCount at 20): the
-/// format strings of the records, oldest first.
-fn decode_libos(buf: &[u8]) -> Vec<String> {
+/// format strings and arguments of the records, oldest first.
+fn decode_libos(buf: &[u8]) -> Vec<(String, Vec<u64>)> {
     let (base, section) = logging_section();
     let word =
         |i: u64| u64::from_le_bytes(buf[i as usize * 8..i as usize * 8 + 8].try_into().unwrap());
@@ -109,7 +111,7 @@ fn decode_libos(buf: &[u8]) -> Vec<String> {
         let meta = (at(i - 2) - base) as usize;
         let args = u64::from(section[meta + 20]);
         let format = u64::from_le_bytes(section[meta + 8..meta + 16].try_into().unwrap());
-        out.push(string(format));
+        out.push((string(format), (i - 2 - args..i - 2).map(at).collect()));
         i -= 2 + args;
     }
     out.reverse();

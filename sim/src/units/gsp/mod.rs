@@ -184,8 +184,14 @@ impl Gsp {
             SharedArea::new(cx.bus, &args).and_then(|area| Queues::link(cx.bus, area, &args));
         match linked {
             Ok(q) => {
+                let (cmd_entries, stat_entries) = q.entries();
                 let mut rm = Rm::new(cx, q, boot.logs, boot.wpr);
-                rm.log(cx, "LOGINIT", LogMessage::QueuesLinked, &[0, 0]);
+                rm.log(
+                    cx,
+                    "LOGINIT",
+                    LogMessage::QueuesLinked,
+                    &[u64::from(cmd_entries), u64::from(stat_entries)],
+                );
                 cx.log.info("gsp", "GSP-RM: message queues linked");
                 self.phase = Phase::Rm(Box::new(rm));
             }

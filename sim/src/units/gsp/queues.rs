@@ -317,6 +317,11 @@ impl Queues {
         })
     }
 
+    /// Entries of the command and status queues.
+    pub fn entries(&self) -> (u32, u32) {
+        (self.cmd_tx.msg_count, self.stat_tx.msg_count)
+    }
+
     /// Entries written by the CPU and not yet read.
     pub fn pending_entries(&self, bus: &Bus) -> Result<u32, BusFault> {
         let wp = self.area.read_u32(bus, self.cmd.0 + 16)?;

@@ -434,3 +434,46 @@ fn unload_halts_the_gsp_and_lowers_wpr2() {
         "WPR2 stays for a PM transition"
     );
 }
+
+#[test]
+fn garbage_commands_and_packets_are_refused_without_harm() {
+    let Some(mut rig) = Rig::new(SimChip::Gh100, FaultPlan::default()) else {
+        return;
+    };
+    rig.prepare();
+    // xorshift64: deterministic garbage.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..20 {
+        let n = 2 + (next() % 250) as usize;
+        let packet: Vec<u32> = (0..n).map(|_| next() as u32).collect();
+        let reply = rig.fsp_packet(&packet);
+        assert_ne!(reply[4], 0, "garbage is never a chain of trust");
+    }
+    rig.boot_after_prepare();
+    for i in 0..30 {
+        let len = (next() % 3000) as usize;
+        let payload: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let function = match i % 3 {
+            0 => RpcFunction::GspRmAlloc.as_u32(),
+            1 => RpcFunction::GspRmControl.as_u32(),
+            _ => next() as u32,
+        };
+        rig.send(function, &payload);
+    }
+    // Whatever the garbage got back, GSP-RM still answers a good call afterwards.
+    let clock = rig.clock;
+    let _ = nvbare_core::hal::poll_until(&clock, wait("garbage replies", 300), || {
+        while let Some(r) = rig.recv() {
+            r.expect("replies to garbage are still well-formed messages");
+        }
+        None::<()>
+    });
+    let (h, _) = rig.call(RpcFunction::GetGspStaticInfo.as_u32(), &[0; 4]);
+    assert_eq!(h.rpc_result, 0);
+}

@@ -571,6 +571,11 @@ impl Rig {
     /// prepare, COT, lockdown, GSP_INIT_DONE.
     pub fn boot(&mut self) {
         self.prepare();
+        self.boot_after_prepare();
+    }
+
+    /// COT, lockdown, GSP_INIT_DONE.
+    pub fn boot_after_prepare(&mut self) {
         let start = Instant::now();
         let (_, code) = self.send_cot();
         assert_eq!(

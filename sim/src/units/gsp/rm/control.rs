@@ -415,7 +415,9 @@ fn promote(db: &mut RmDb, cx: &mut Cx, c: Handle, p: &mut PromoteCtxParams) -> R
             && (phys == 0
                 || !phys.is_multiple_of(0x1000)
                 || size == 0
-                || phys + size > db.spec.vram_bytes);
+                || phys
+                    .checked_add(size)
+                    .is_none_or(|end| end > db.spec.vram_bytes));
         if id > 12 || (phys == 0 && virt == 0) || bad_phys || !virt.is_multiple_of(0x1000) {
             return invalid(format!(
                 "PROMOTE_CTX entry {i}: bufferId {id}, phys {phys:#x}, virt {virt:#x}, size {size:#x}"

@@ -59,7 +59,17 @@ fn fsp_ready_scratch_is_per_chip() {
             "{chip:?} has no FSP scratch at {other:#x}"
         );
         gpu.reset();
-        assert_ne!(gpu.bar0_read(at), 0xff, "the FSP boots again after a reset");
+        nvbare_core::hal::poll_until(&clock, wait("FSP boot after reset", 2000), || {
+            (gpu.bar0_read(at) == 0xff).then_some(())
+        })
+        .unwrap();
+        let boots = gpu
+            .log()
+            .lines()
+            .iter()
+            .filter(|l| l.text.starts_with("FSP booted"))
+            .count();
+        assert_eq!(boots, 2, "the FSP boots again after a reset");
     }
 }
 

@@ -269,7 +269,7 @@ fn system_info_must_describe_the_pci_function() {
     rig.queue_registry(&[("RMSecBusResetEnable", 1)]);
     assert_eq!(rig.send_cot().1, 0);
     rig.wait_lockdown().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(30));
+    wait_for_log(&rig, "does not describe this PCI function");
     let got = rig.recv().map(|r| r.map(|(h, _)| h.function));
     assert!(
         got.is_none(),
@@ -289,9 +289,17 @@ fn system_info_must_describe_the_pci_function() {
     rig.send(RpcFunction::SetRegistry.as_u32(), &t);
     assert_eq!(rig.send_cot().1, 0);
     rig.wait_lockdown().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(30));
+    wait_for_log(&rig, "SET_REGISTRY malformed");
     assert!(rig.recv().is_none());
-    assert!(rig.gpu.log().contains("SET_REGISTRY malformed"));
+}
+
+/// Waits until the simulator's log says `what`.
+fn wait_for_log(rig: &Rig, what: &'static str) {
+    let clock = rig.clock;
+    nvbare_core::hal::poll_until(&clock, wait("a simulator log line", 5000), || {
+        rig.gpu.log().contains(what).then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}: {what}"));
 }
 
 #[test]

@@ -237,3 +237,19 @@ fn a_vaspace_without_a_page_directory_faults() {
         (ch.ring.va, Access::Read, FAULT_PDE)
     );
 }
+
+#[test]
+fn bar1_is_bound_in_physical_mode_only() {
+    use nvbare_sim::units::mmu::BAR1_BLOCK_LOW_ADDR;
+    let rig = Rig::new(SimChip::Gb202, FaultPlan::default());
+    // What tinygrad writes: MODE PHYSICAL, TARGET VID_MEM, PTR 0.
+    rig.gpu.bar0_write(BAR1_BLOCK_LOW_ADDR, 0);
+    assert_eq!(rig.gpu.bar0_read(BAR1_BLOCK_LOW_ADDR), 0);
+    assert!(rig.gpu.log().warnings().is_empty());
+    // Virtual mode (MODE 9:9 = 1) is refused in the log: BAR1 stays physical.
+    rig.gpu
+        .bar0_write(BAR1_BLOCK_LOW_ADDR, 1 << 9 | 0x1234 << 12);
+    assert!(rig.gpu.log().contains("only physical mode"));
+    rig.gpu.bar1_write(0x2000, &[7]).unwrap();
+    assert_eq!(rig.gpu.bus().vram.read_u32(0x2000), Ok(7));
+}

@@ -39,6 +39,15 @@ const INVALIDATE_ALL_PDB: u32 = 1 << 1;
 /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_TRIGGER` (bit 31).
 const INVALIDATE_TRIGGER: u32 = 1 << 31;
 
+/// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR` (0xb80000 + 0xf60, gh100/gb202
+/// dev_vm.h): MODE 9:9 (PHYSICAL 0, VIRTUAL 1), TARGET 11:10, PTR 31:12; BAR1_PENDING 0 and
+/// BAR1_OUTSTANDING 1 read back 0 (the bind is done at once).
+pub const BAR1_BLOCK_LOW_ADDR: u32 = 0x00b8_0f60;
+/// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_HIGH_ADDR`.
+pub const BAR1_BLOCK_HIGH_ADDR: u32 = 0x00b8_0f64;
+/// `..._BAR1_BLOCK_LOW_ADDR_MODE_VIRTUAL`.
+const BAR1_MODE_VIRTUAL: u32 = 1 << 9;
+
 /// `NV_PFAULT_FAULT_TYPE_PDE`.
 pub const FAULT_PDE: u32 = 0x0;
 /// `NV_PFAULT_FAULT_TYPE_PTE`.
@@ -438,12 +447,13 @@ pub fn halt(cx: &mut Cx, unit: &'static str, token: u32, reason: String) {
     cx.signal(Signal::ChannelError { token, reason });
 }
 
-/// The MMU's registers: the TLB invalidate.
+/// The MMU's registers: the TLB invalidate, and BAR1's binding.
 #[derive(Debug, Default)]
 pub struct Mmu {
     pdb: u32,
     upper_pdb: u32,
     invalidate: u32,
+    bar1_block: (u32, u32),
 }
 
 impl Mmu {
@@ -461,7 +471,11 @@ impl Unit for Mmu {
     fn claims(&self, _spec: &ChipSpec, offset: u32) -> bool {
         matches!(
             offset,
-            MMU_INVALIDATE_PDB | MMU_INVALIDATE_UPPER_PDB | MMU_INVALIDATE
+            MMU_INVALIDATE_PDB
+                | MMU_INVALIDATE_UPPER_PDB
+                | MMU_INVALIDATE
+                | BAR1_BLOCK_LOW_ADDR
+                | BAR1_BLOCK_HIGH_ADDR
         )
     }
 
@@ -469,6 +483,8 @@ impl Unit for Mmu {
         match offset {
             MMU_INVALIDATE_PDB => self.pdb,
             MMU_INVALIDATE_UPPER_PDB => self.upper_pdb,
+            BAR1_BLOCK_LOW_ADDR => self.bar1_block.0 & !0b11,
+            BAR1_BLOCK_HIGH_ADDR => self.bar1_block.1,
             // TRIGGER reads back clear: the invalidate is done by the time a read arrives.
             _ => self.invalidate & !INVALIDATE_TRIGGER,
         }
@@ -478,6 +494,19 @@ impl Unit for Mmu {
         match offset {
             MMU_INVALIDATE_PDB => self.pdb = value,
             MMU_INVALIDATE_UPPER_PDB => self.upper_pdb = value,
+            BAR1_BLOCK_HIGH_ADDR => self.bar1_block.1 = value,
+            BAR1_BLOCK_LOW_ADDR => {
+                self.bar1_block.0 = value;
+                if value & BAR1_MODE_VIRTUAL != 0 {
+                    cx.log.warn(
+                        "mmu",
+                        format!(
+                            "BAR1 bound in virtual mode ({value:#x}); the simulator models \
+                             only physical mode: BAR1 stays a 1:1 window onto VRAM"
+                        ),
+                    );
+                }
+            }
             _ => {
                 self.invalidate = value;
                 if value & INVALIDATE_TRIGGER != 0 {

@@ -144,6 +144,8 @@ pub struct Run {
     pub stats: ServeStats,
     /// The simulated GPUs' warnings (`gpu N unit: text`).
     pub warnings: Vec<String>,
+    /// BAR0 offsets tinygrad touched that no unit decodes, with counts (GPU 0).
+    pub unclaimed: Vec<(u32, u64)>,
     /// Wall time of the tinygrad process.
     pub elapsed: Duration,
 }
@@ -158,11 +160,22 @@ impl Run {
             .chain(self.stderr.lines())
             .find(|l| l.starts_with("remote: sent"))
             .unwrap_or("remote: (tinygrad printed no totals)");
+        let unclaimed: Vec<String> = self
+            .unclaimed
+            .iter()
+            .map(|(o, n)| format!("{o:#x}×{n}"))
+            .collect();
         format!(
-            "tinygrad {:.2} s, exit {}\n  server: {}\n  client: {client}",
+            "tinygrad {:.2} s, exit {}\n  server: {}\n  client: {client}\n  BAR0 offsets no \
+             unit decodes: {}",
             self.elapsed.as_secs_f64(),
             self.status,
-            self.stats
+            self.stats,
+            if unclaimed.is_empty() {
+                "none".to_string()
+            } else {
+                unclaimed.join(" ")
+            }
         )
     }
 
@@ -266,6 +279,7 @@ impl Tinygrad {
         };
         let elapsed = started.elapsed();
         let stats = server.stats();
+        let unclaimed = server.gpus()[0].unclaimed_registers();
         let warnings = server
             .gpus()
             .iter()
@@ -286,6 +300,7 @@ impl Tinygrad {
             stderr: err.join().unwrap_or_default(),
             stats,
             warnings,
+            unclaimed,
             elapsed,
         }
     }

@@ -5,7 +5,9 @@
 //! entry with a length names a pushbuffer segment (decoded by [`crate::decode::gp_entry`]),
 //! one without is a control entry, of which only NOP is modeled. GPGet is written back to
 //! USERD + 0x88 as each entry is fetched; GPPut is read from USERD + 0x8c whenever the fetched
-//! entries run out (`AmpereAControlGPFifo`, clc56f.h).
+//! entries run out (`AmpereAControlGPFifo`, clc56f.h). `GP_ENTRY1_SYNC` (wait for the
+//! engines to idle) and `_LEVEL` (subroutine segments, which only change what PB GET reports)
+//! need nothing here: the simulated engines finish each operation before the next is fetched.
 
 use std::collections::VecDeque;
 
@@ -54,7 +56,7 @@ struct Segment {
 #[derive(Debug)]
 pub struct ChannelState {
     /// Identity of the channel this state belongs to (a re-allocated token is a new one).
-    identity: (u64, u32, Target),
+    identity: (u64, u32, Target, Option<Target>),
     gp_get: u32,
     segment: Option<Segment>,
     /// Operations waiting to run, first one blocked.
@@ -70,7 +72,7 @@ impl ChannelState {
     /// A fresh channel (GPGet 0, nothing bound).
     pub fn new(rec: &ChannelRecord) -> ChannelState {
         ChannelState {
-            identity: (rec.gpfifo_va, rec.gpfifo_entries, rec.userd),
+            identity: (rec.gpfifo_va, rec.gpfifo_entries, rec.userd, rec.instance),
             gp_get: 0,
             segment: None,
             parked: VecDeque::new(),
@@ -82,7 +84,7 @@ impl ChannelState {
 
     /// Whether `rec` is the channel this state was made for.
     pub fn same_channel(&self, rec: &ChannelRecord) -> bool {
-        self.identity == (rec.gpfifo_va, rec.gpfifo_entries, rec.userd)
+        self.identity == (rec.gpfifo_va, rec.gpfifo_entries, rec.userd, rec.instance)
     }
 
     /// Runs up to `budget` methods of channel `token`.

@@ -29,7 +29,8 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(200)
-        .clamp(1, 255);
+        // The rig's ring has 256 entries: GPPut must not catch up with GPGet.
+        .clamp(1, 254);
     let mut rig = Rig::new(SimChip::Gh100, FaultPlan::default());
     let sem = rig.sys_buffer(4096);
     let mut ch = rig.channel(Engine::Graphics, &[HOPPER_COMPUTE_A]);

@@ -133,19 +133,16 @@ fn round_trip(chip: SimChip, vram_mib: u64, sm_count: u32) {
 }
 
 #[test]
-#[ignore = "simulator: GSP-RM has no internal device/subdevice objects (hInternalDevice/hInternalSubdevice of GET_GSP_STATIC_INFO), so NV2080_CTRL_CMD_INTERNAL_STATIC_KGR_GET_INFO on them fails NV_ERR_OBJECT_NOT_FOUND; its GPU_CORE_COUNT is the SM count, not FP32 cores (16896 on the H200); a second COT after a clean unload is refused"]
 fn gh100_boots_reports_tears_down_and_boots_again() {
     round_trip(SimChip::Gh100, 143_771, 132);
 }
 
 #[test]
-#[ignore = "simulator: GSP-RM has no internal device/subdevice objects (hInternalDevice/hInternalSubdevice of GET_GSP_STATIC_INFO), so NV2080_CTRL_CMD_INTERNAL_STATIC_KGR_GET_INFO on them fails NV_ERR_OBJECT_NOT_FOUND; its GPU_CORE_COUNT is the SM count, not FP32 cores; a second COT after a clean unload is refused"]
 fn gb202_boots_reports_tears_down_and_boots_again() {
     round_trip(SimChip::Gb202, 32 * 1024, 170);
 }
 
 #[test]
-#[ignore = "simulator: GSP-RM has no internal device/subdevice objects (hInternalDevice/hInternalSubdevice of GET_GSP_STATIC_INFO), so NV2080_CTRL_CMD_INTERNAL_STATIC_KGR_GET_INFO on them fails NV_ERR_OBJECT_NOT_FOUND"]
 fn wpr2_left_up_by_a_crash_is_recovered_by_reset() {
     let Some(files) = files(SimChip::Gh100) else {
         return;

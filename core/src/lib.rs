@@ -7,6 +7,7 @@
 
 extern crate alloc;
 
+pub mod boot;
 pub mod chip;
 pub mod compute;
 pub mod copy;
@@ -14,6 +15,7 @@ pub mod cubin;
 pub mod fault_names;
 pub mod gpfifo;
 pub mod gpu;
+pub mod gsp_rpc;
 pub mod hal;
 pub mod launch;
 pub mod mirror;

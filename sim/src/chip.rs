@@ -55,6 +55,49 @@ pub struct ChipSpec {
     pub boot: BootModel,
     /// The classes GSP-RM offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST), in RM's order.
     pub classes: &'static [u32],
+    /// What the FSP's chain of trust and the GSP-FMC expect of this chip.
+    pub cot: CotFacts,
+    /// The engines GSP-RM reports (`NV2080_CTRL_CMD_FIFO_GET_DEVICE_INFO_TABLE`).
+    pub engines: &'static [EngineSpec],
+}
+
+/// Chain-of-trust facts of one chip: the `NVDM_PAYLOAD_COT` the FSP accepts and the
+/// `GspFwWprMeta` sizes the GSP-FMC accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CotFacts {
+    /// `NVDM_PAYLOAD_COT.version` (`pKernelFsp->cotPayloadVersion`: 1 on Hopper, 2 on
+    /// Blackwell, as tinygrad sends it for GB20x).
+    pub version: u16,
+    /// Bytes of the FMC signature in `signature[]` (`cotPayloadSignatureSize`; the rest of
+    /// the 384-byte array is zero): RSA-3K on GH100, ECDSA-P384 on GB20x (the sizes of the
+    /// `signature` and `publickey` sections of each chip's `fmc-570.144.bin`).
+    pub signature_bytes: usize,
+    /// Bytes of the public key in `publicKey[]` (`cotPayloadPublicKeySize`).
+    pub public_key_bytes: usize,
+    /// `frtsVidmemOffset` of a first boot: `memmgrGetFBEndReserveSizeEstimate` (0x200000
+    /// on GM107..GH100, 0x220000 on GB10x/GB20x), plus, when the PMU reserves memory,
+    /// `kfspGetExtraReservedMemorySize` (4 KiB) and the PMU reservation, aligned up to
+    /// 2 MiB (`kfspPrepareBootCommands_GH100`). A boot retry adds 2 MiB multiples.
+    pub frts_vidmem_offset: u64,
+    /// `GspFwWprMeta.pmuReservedSize` (`kpmuReservedMemorySizeGet`: 0 without a self-init
+    /// PMU; 8 MiB backing store + surfaces + 4 KiB, aligned, on GB20x = 0x1820000).
+    pub pmu_reserved_size: u64,
+    /// `GspFwWprMeta.nonWprHeapSize` (`kgspGetNonWprHeapSize`: 2 MiB, GB20x 0x220000;
+    /// `g_kernel_gsp_nvoc.h`).
+    pub non_wpr_heap_size: u64,
+    /// The section of `gsp-570.144.bin` holding this chip's GSP-RM signature.
+    pub gsp_signature_section: &'static str,
+}
+
+/// One engine of the device-info table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineSpec {
+    /// `NV2080_ENGINE_TYPE_*` (`cl2080_notification.h`).
+    pub rm_engine_type: u32,
+    /// Runlist id.
+    pub runlist: u32,
+    /// Name as RM prints it.
+    pub name: &'static str,
 }
 
 /// The chips the simulator models.
@@ -112,6 +155,16 @@ pub static GH100_H200: ChipSpec = ChipSpec {
     fsp_ready_scratch: 0x0002_00bc,
     boot: BootModel::FspChainOfTrust,
     classes: GH100_CLASSES,
+    cot: CotFacts {
+        version: 1,
+        signature_bytes: 384,
+        public_key_bytes: 384,
+        frts_vidmem_offset: 0x20_0000,
+        pmu_reserved_size: 0,
+        non_wpr_heap_size: 0x20_0000,
+        gsp_signature_section: ".fwsignature_gh100",
+    },
+    engines: HOPPER_ENGINES,
 };
 
 /// GB202 (GeForce RTX 5090): 32 GiB GDDR7, 12 GPCs x 8 TPCs x 2 SMs, 170 SMs enabled,
@@ -137,7 +190,67 @@ pub static GB202: ChipSpec = ChipSpec {
     fsp_ready_scratch: 0x00ad_00bc,
     boot: BootModel::FspChainOfTrust,
     classes: GB202_CLASSES,
+    cot: CotFacts {
+        version: 2,
+        signature_bytes: 96,
+        public_key_bytes: 97,
+        frts_vidmem_offset: 0x1c0_0000,
+        pmu_reserved_size: 0x182_0000,
+        non_wpr_heap_size: 0x22_0000,
+        gsp_signature_section: ".fwsignature_gb20x",
+    },
+    engines: BLACKWELL_ENGINES,
 };
+
+/// Hopper's engines: GR0 on runlist 0 (tinygrad's PCI path, which works on silicon, rings
+/// its channels' doorbells with the runlist of engine type 0, i.e. 0) and copy engines on
+/// their own runlists. `NV2080_ENGINE_TYPE_GRAPHICS` = 1, `_COPY(i)` = 9 + i.
+const HOPPER_ENGINES: &[EngineSpec] = &[
+    EngineSpec {
+        rm_engine_type: 0x01,
+        runlist: 0,
+        name: "GR0",
+    },
+    EngineSpec {
+        rm_engine_type: 0x09,
+        runlist: 1,
+        name: "CE0",
+    },
+    EngineSpec {
+        rm_engine_type: 0x0a,
+        runlist: 2,
+        name: "CE1",
+    },
+    EngineSpec {
+        rm_engine_type: 0x0b,
+        runlist: 3,
+        name: "CE2",
+    },
+    EngineSpec {
+        rm_engine_type: 0x0c,
+        runlist: 4,
+        name: "CE3",
+    },
+];
+
+/// Blackwell GB20x's engines (as Hopper's, fewer copy engines).
+const BLACKWELL_ENGINES: &[EngineSpec] = &[
+    EngineSpec {
+        rm_engine_type: 0x01,
+        runlist: 0,
+        name: "GR0",
+    },
+    EngineSpec {
+        rm_engine_type: 0x09,
+        runlist: 1,
+        name: "CE0",
+    },
+    EngineSpec {
+        rm_engine_type: 0x0a,
+        runlist: 2,
+        name: "CE1",
+    },
+];
 
 /// GH100's class list: the classes the H200 lists (`h200-machine.md`) that the simulator
 /// serves. Not AMPERE_COMPUTE_B / AMPERE_DMA_COPY_B: the H200 does not list them.

@@ -13,6 +13,7 @@
 //! driver polls for its effect.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -31,8 +32,15 @@ pub const BAR0_BUS: u64 = 0xa000_0000;
 pub const BAR3_BUS: u64 = 0xb000_0000;
 /// BAR1's bus address (above every host-memory bus address the simulator hands out).
 pub const BAR1_BUS: u64 = 0x80_0000_0000;
-/// Distance between the BARs of consecutive GPUs sharing one host memory.
+/// Distance between the BAR1s of consecutive GPUs sharing one host memory.
 pub const BAR_STRIDE: u64 = 0x40_0000_0000;
+/// Distance between consecutive GPUs' BAR0s: BAR0 is a 32-bit BAR (config space 0x10), so
+/// every GPU's must lie below 4 GiB; 64 MiB (the largest BAR0 of the chip table) keeps four
+/// GPUs' BAR0s apart below [`BAR3_BUS`].
+pub const BAR0_STRIDE: u64 = 0x0400_0000;
+/// Distance between consecutive GPUs' BAR3s (32 MiB each, kept below 4 GiB too, clear of
+/// the host-memory bus addresses that start there).
+pub const BAR3_STRIDE: u64 = 0x0200_0000;
 
 /// Something one unit tells the others (delivered on the device thread, in order, to every
 /// unit's [`Unit::signal`]).
@@ -48,6 +56,19 @@ pub enum Signal {
         /// What went wrong, for the log and the event.
         reason: String,
     },
+    /// The FSP verified the GSP-FMC (chain of trust) and started it on the GSP: the GSP unit
+    /// runs the FMC with the `GSP_FMC_BOOT_PARAMS` at bus address `boot_params`. Raised by
+    /// the FSP unit; handled by the GSP unit.
+    GspFmcStarted {
+        /// `gspBootArgsSysmemOffset` of the COT message.
+        boot_params: u64,
+        /// Where the FSP put FRTS: `frtsVidmemOffset` (from the end of FB) and size.
+        frts_vidmem: (u64, u64),
+    },
+    /// GSP-RM unloaded and the GSP's RISC-V core halted: the FSP may boot it again with a
+    /// new chain-of-trust command (WPR2 permitting). Raised by the GSP unit; handled by the
+    /// FSP unit.
+    GspHalted,
 }
 
 /// An engine a channel runs on.
@@ -122,12 +143,19 @@ pub struct World {
     /// `NV_PFB_PRI_MMU_WPR2_ADDR_LO` / `_HI` (owner: the identity unit reads it; the boot
     /// units raise it when GSP-RM's WPR2 is set up; lowered only by reset or a clean unload).
     pub wpr2: (u32, u32),
-    /// Channels by work-submit token (owner: GSP unit).
+    /// Channels by work-submit token (owner: GSP unit). The key is the doorbell's
+    /// `runlist << 16 | chid` (`NV_VIRTUAL_FUNCTION_DOORBELL` RUNLIST_ID and VECTOR); GSP-RM
+    /// itself returns only the chid from GET_WORK_SUBMIT_TOKEN and drivers add the runlist
+    /// (and, on GB20x, the RUNLIST_DOORBELL bit 30, which is not part of the key).
     pub channels: BTreeMap<u32, ChannelRecord>,
     /// VA spaces by id (owner: GSP unit).
     pub vaspaces: BTreeMap<u32, VaSpaceRecord>,
     /// MMU faults not yet reported (writer: MMU unit; reader: GSP unit).
     pub mmu_faults: VecDeque<MmuFaultRecord>,
+    /// Cached translations (owner: the MMU unit; the engines fill it as they translate).
+    pub tlb: units::mmu::Tlb,
+    /// What the engines did (owner: the FIFO unit and the engines it runs).
+    pub engines: units::fifo::EngineCounters,
 }
 
 /// What a unit sees when it runs.
@@ -146,6 +174,8 @@ pub struct Cx<'a> {
     pub world: &'a mut World,
     /// The GPU timer, ns since the device was made.
     pub now_ns: u64,
+    /// Where the firmware files are ([`crate::firmware`]; `None`: the default places).
+    pub firmware_dir: Option<&'a std::path::Path>,
 }
 
 impl Cx<'_> {
@@ -184,6 +214,8 @@ struct State {
     kicked: bool,
     /// BAR0 offsets no unit decodes, with how often they were touched (strictness report).
     unclaimed: std::collections::BTreeMap<u32, u64>,
+    /// Where the firmware files are (see [`SimGpu::set_firmware_dir`]).
+    firmware_dir: Option<PathBuf>,
 }
 
 /// The part of a device both the driver side and the device thread hold.
@@ -258,15 +290,18 @@ impl SimGpu {
         })?;
         let shift = u64::from(index) * BAR_STRIDE;
         let bars = [
-            BAR0_BUS + shift / 64,
+            BAR0_BUS + u64::from(index) * BAR0_STRIDE,
             BAR1_BUS + shift,
-            BAR3_BUS + shift / 64,
+            BAR3_BUS + u64::from(index) * BAR3_STRIDE,
         ];
         let bus = Bus {
             vram: Arc::new(vram),
             sysmem,
             bar1: (bars[1], spec.bar1_size),
         };
+        // Peers on the same bus reach this device's VRAM through its BAR1.
+        bus.sysmem
+            .attach_bar(bars[1], spec.bar1_size, bus.vram.clone());
         let mut world = World::default();
         if faults.wpr2_left_up {
             world.wpr2 = units::identity::WPR2_LEFT_UP;
@@ -278,6 +313,7 @@ impl SimGpu {
             units: units::all(spec),
             kicked: false,
             unclaimed: Default::default(),
+            firmware_dir: None,
         };
         let inner = Arc::new(Inner {
             spec,
@@ -300,7 +336,10 @@ impl SimGpu {
         let thread = std::thread::Builder::new()
             .name(format!("sim-{}", spec.name))
             .spawn(move || worker.run())
-            .map_err(SimError::Thread)?;
+            .map_err(|e| {
+                inner.bus.sysmem.detach_bar(bars[1]);
+                SimError::Thread(e)
+            })?;
         Ok(SimGpu {
             inner,
             thread: Some(thread),
@@ -443,6 +482,19 @@ impl SimGpu {
             .collect()
     }
 
+    /// Reads the real firmware files (which the simulated FSP and GSP-FMC check a driver's
+    /// boot structures against) from `dir` instead of `$NVBARE_FIRMWARE_DIR` or
+    /// `~/.cache/nvbare/firmware`.
+    pub fn set_firmware_dir(&self, dir: impl Into<PathBuf>) {
+        self.inner.lock().firmware_dir = Some(dir.into());
+    }
+
+    /// What the engines have done since power-on or the last reset: methods, copies,
+    /// launches, and how many launched kernels the simulator did not execute.
+    pub fn engine_counters(&self) -> units::fifo::EngineCounters {
+        self.inner.lock().world.engines.clone()
+    }
+
     /// Runs `f` with the world (for units' tests and the remote server's bookkeeping).
     pub fn with_world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
         f(&mut self.inner.lock().world)
@@ -451,6 +503,7 @@ impl SimGpu {
 
 impl Drop for SimGpu {
     fn drop(&mut self) {
+        self.inner.bus.sysmem.detach_bar(self.inner.bars[1]);
         self.inner.stop.store(true, Ordering::Release);
         self.inner.wake.notify_all();
         if let Some(t) = self.thread.take() {
@@ -498,6 +551,7 @@ impl Inner {
             config: &mut st.config,
             world: &mut st.world,
             now_ns: self.now_ns(),
+            firmware_dir: st.firmware_dir.as_deref(),
         };
         let r = f(&mut *st.units[i], &mut cx);
         st.kicked = true;
@@ -512,8 +566,10 @@ impl Inner {
             config,
             world,
             units,
+            firmware_dir,
             ..
         } = st;
+        let firmware_dir = firmware_dir.as_deref();
         for u in units.iter_mut() {
             let mut cx = Cx {
                 spec: self.spec,
@@ -523,6 +579,7 @@ impl Inner {
                 config,
                 world,
                 now_ns: self.now_ns(),
+                firmware_dir,
             };
             busy |= u.step(&mut cx);
         }
@@ -537,6 +594,7 @@ impl Inner {
                     config,
                     world,
                     now_ns: self.now_ns(),
+                    firmware_dir,
                 };
                 u.signal(&mut cx, &s);
             }

@@ -16,7 +16,8 @@ pub struct FaultPlan {
     pub rpc_failure: Option<(u32, u32)>,
     /// The FSP answers the chain-of-trust command with this errorCode.
     pub fsp_error: Option<u32>,
-    /// The FSP's reply is malformed (a wrong NVDM type in its header).
+    /// The FSP's reply is malformed (a wrong NVDM type in its header), and the FSP did not
+    /// process the command (the GSP-FMC is not started).
     pub fsp_corrupt_reply: bool,
     /// WPR2 is up when the device appears, as a previous run that crashed leaves it; only a
     /// reset lowers it.

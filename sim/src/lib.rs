@@ -11,7 +11,7 @@
 //! ([`decode`]), and none of `nvbare-core`'s boot, RM or submission logic (core is a
 //! dependency for the `Platform` trait only). Ground truth is NVIDIA's headers and OpenRM's
 //! sources, the real firmware files, and tinygrad's PCI driver, which boots the simulated
-//! GB202 unmodified over [`remote`](crate) (tinygrad's remote PCI protocol).
+//! GB202 unmodified over [`remote`] (tinygrad's remote PCI protocol).
 //!
 //! Layout:
 //! - [`chip`]: the chip table (data): identity, VRAM, SMs, classes, per-chip registers.
@@ -19,10 +19,12 @@
 //! - [`config`]: PCI config space.
 //! - [`device`]: [`SimGpu`]: BAR0 dispatch, the device thread, reset, unplug.
 //! - [`faults`]: fault injection, configurable per test.
+//! - [`firmware`]: the simulator's own reader of the real firmware files (ELF sections, SHA-384).
 //! - [`log`]: the simulator's own log (what it did, what it refused and why).
 //! - [`platform`]: [`SimPlatform`], the in-process `nvbare_core::hal::Platform`.
 //! - [`units`]: the blocks of the GPU (identity, FSP, GSP, MMU, host/FIFO, copy, compute).
 //! - [`decode`]: the independent pushbuffer/QMD decoder.
+//! - [`remote`]: the GPUs served over tinygrad's remote PCI protocol.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod chip;
@@ -30,9 +32,11 @@ pub mod config;
 pub mod decode;
 pub mod device;
 pub mod faults;
+pub mod firmware;
 pub mod log;
 pub mod memory;
 pub mod platform;
+pub mod remote;
 pub mod units;
 
 pub use chip::{ChipSpec, SimChip};

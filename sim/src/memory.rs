@@ -270,6 +270,17 @@ pub struct SysMem {
     regions: RwLock<BTreeMap<u64, Arc<Region>>>,
     next_bus: AtomicU64,
     next_id: AtomicU64,
+    /// The BAR1 windows of the devices on this bus: a bus address inside one reaches that
+    /// device's VRAM (peer-to-peer through BAR1, as tinygrad maps another GPU's memory).
+    bars: RwLock<Vec<BarWindow>>,
+}
+
+/// One device's BAR1 on the bus.
+#[derive(Debug)]
+struct BarWindow {
+    base: u64,
+    size: u64,
+    vram: Arc<Vram>,
 }
 
 impl Default for SysMem {
@@ -298,7 +309,30 @@ impl SysMem {
             regions: RwLock::new(BTreeMap::new()),
             next_bus: AtomicU64::new(SYSMEM_BUS_BASE),
             next_id: AtomicU64::new(1),
+            bars: RwLock::new(Vec::new()),
         }
+    }
+
+    /// Puts a device's BAR1 (`size` bytes at bus address `base`, VRAM 1:1) on the bus.
+    pub fn attach_bar(&self, base: u64, size: u64, vram: Arc<Vram>) {
+        let mut b = self.bars.write().unwrap_or_else(|p| p.into_inner());
+        b.retain(|w| w.base != base);
+        b.push(BarWindow { base, size, vram });
+    }
+
+    /// Takes the BAR1 at bus address `base` off the bus.
+    pub fn detach_bar(&self, base: u64) {
+        let mut b = self.bars.write().unwrap_or_else(|p| p.into_inner());
+        b.retain(|w| w.base != base);
+    }
+
+    /// The VRAM and offset a bus access of `len` bytes at `addr` reaches through a BAR1.
+    fn through_bar(&self, addr: u64, len: usize) -> Option<(Arc<Vram>, u64)> {
+        let b = self.bars.read().unwrap_or_else(|p| p.into_inner());
+        b.iter().find_map(|w| {
+            let off = addr.checked_sub(w.base)?;
+            (off.checked_add(len as u64)? <= w.size).then(|| (w.vram.clone(), off))
+        })
     }
 
     /// Allocates `len` bytes (rounded up to 4 KiB) of zeroed host memory and maps it for DMA
@@ -355,18 +389,33 @@ impl SysMem {
         Ok((reg.clone(), off as usize))
     }
 
-    /// Reads `out.len()` bytes at bus address `addr` (one mapping must cover all of it).
+    /// Reads `out.len()` bytes at bus address `addr` (one mapping, or one device's BAR1,
+    /// must cover all of it).
     pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BusFault> {
-        let (reg, off) = self.region(addr, out.len(), Access::Read)?;
-        reg.map.read(off, out);
-        Ok(())
+        match self.region(addr, out.len(), Access::Read) {
+            Ok((reg, off)) => {
+                reg.map.read(off, out);
+                Ok(())
+            }
+            Err(fault) => match self.through_bar(addr, out.len()) {
+                Some((vram, off)) => vram.read(off, out),
+                None => Err(fault),
+            },
+        }
     }
 
     /// Writes `data` at bus address `addr`.
     pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), BusFault> {
-        let (reg, off) = self.region(addr, data.len(), Access::Write)?;
-        reg.map.write(off, data);
-        Ok(())
+        match self.region(addr, data.len(), Access::Write) {
+            Ok((reg, off)) => {
+                reg.map.write(off, data);
+                Ok(())
+            }
+            Err(fault) => match self.through_bar(addr, data.len()) {
+                Some((vram, off)) => vram.write(off, data),
+                None => Err(fault),
+            },
+        }
     }
 
     /// Reads `out.len()` bytes at byte `offset` of allocation `id` (the remote protocol's
@@ -525,5 +574,28 @@ mod tests {
         bus.write_u32(Target::Bus(0x80_0000_1000), 0xabcd).unwrap();
         assert_eq!(bus.read_u32(Target::Vram(0x1000)), Ok(0xabcd));
         assert!(bus.read_u32(Target::Bus(0x80_4000_0000)).is_err());
+    }
+
+    #[test]
+    fn a_peers_bar1_on_the_shared_bus_reaches_its_vram() {
+        let sysmem = Arc::new(SysMem::new());
+        let peer = Arc::new(Vram::new(1 << 30).unwrap());
+        sysmem.attach_bar(0xc0_0000_0000, 1 << 30, peer.clone());
+        let bus = Bus {
+            vram: Arc::new(Vram::new(1 << 30).unwrap()),
+            sysmem: sysmem.clone(),
+            bar1: (0x80_0000_0000, 1 << 30),
+        };
+        bus.write_u32(Target::Bus(0xc0_0000_2000), 7).unwrap();
+        assert_eq!(peer.read_u32(0x2000), Ok(7));
+        assert!(
+            bus.read_u32(Target::Bus(0xc0_3fff_fffe)).is_err(),
+            "past its end"
+        );
+        sysmem.detach_bar(0xc0_0000_0000);
+        assert!(matches!(
+            bus.read_u32(Target::Bus(0xc0_0000_2000)),
+            Err(BusFault::Iommu { .. })
+        ));
     }
 }

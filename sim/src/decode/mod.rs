@@ -290,6 +290,27 @@ impl Decoder {
         self.regs.get(&(sc, m)).copied().unwrap_or(0)
     }
 
+    /// The last value written to `method` on `subchannel` (0 if never written): state an
+    /// executor reads beside an [`Operation`] (a copy's flags, a semaphore's reduction).
+    pub fn register(&self, subchannel: u8, method: u32) -> u32 {
+        self.reg(subchannel & 7, method)
+    }
+
+    /// The class bound to `subchannel`, if any.
+    pub fn class(&self, subchannel: u8) -> Option<u32> {
+        self.classes[subchannel as usize & 7]
+    }
+
+    /// Applies one method write, as [`Decoder::decode`] does for each write of a segment: the
+    /// operations it triggers (a copy launch with a semaphore triggers two, in that order).
+    /// For executors that stop between methods (a channel waiting on a semaphore).
+    pub fn apply(
+        &mut self,
+        w: MethodWrite,
+    ) -> Result<(Option<Operation>, Option<Operation>), DecodeError> {
+        self.write_one(w)
+    }
+
     /// Decodes `words`, updating the bindings and registers.
     pub fn decode(&mut self, words: &[u32]) -> Result<Vec<Operation>, DecodeError> {
         let mut ops = Vec::new();

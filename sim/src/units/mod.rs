@@ -1,16 +1,34 @@
 //! The simulated GPU's blocks, one [`Unit`](crate::device::Unit) each.
 //!
 //! - [`identity`]: chip identity (`PMC_BOOT_0/42`), VRAM size, WPR2, the GPU timer, PRAMIN.
+//! - [`mmu`]: translation through the driver's page tables, the TLB, MMU faults.
+//! - [`fifo`]: doorbells, GPFIFO fetch, pushbuffer methods, host semaphores.
+//! - [`ce`]: the copy engine (run by the channels that use it).
+//! - [`compute`]: QMD launches, checked per chip; the test kernels' native models.
+//! - [`fsp`]: the FSP: EMEM channel, chain of trust, FSP-ready scratch.
+//! - [`gsp`]: the GSP: falcon registers, GSP-FMC, GSP-RM and its RM object database.
 //!
 //! A unit claims BAR0 offsets by address range; the first unit in [`all`]'s order that
 //! claims an offset gets it, so the more specific units come first.
 
+pub mod ce;
+pub mod compute;
+pub mod fifo;
+pub mod fsp;
+pub mod gsp;
 pub mod identity;
+pub mod mmu;
 
 use crate::chip::ChipSpec;
 use crate::device::Unit;
 
 /// Every unit of a `spec` chip in its power-on state, in decode order.
 pub fn all(spec: &'static ChipSpec) -> Vec<Box<dyn Unit>> {
-    vec![Box::new(identity::Identity::new(spec))]
+    vec![
+        Box::new(identity::Identity::new(spec)),
+        Box::new(mmu::Mmu::new()),
+        Box::new(fifo::Fifo::new()),
+        Box::new(fsp::Fsp::new(spec)),
+        Box::new(gsp::Gsp::new(spec)),
+    ]
 }

@@ -1,0 +1,432 @@
+//! nvbare boots GSP-RM 570.144 itself on Hopper and Blackwell (the FSP chain-of-trust path),
+//! over nothing but [`Platform`].
+//!
+//! [`boot`] runs the stages of [`Stage::BOOT`] and returns a booted [`Gsp`] (the RPC
+//! channel, what GSP-RM reported, the boot report) or a [`BootFailure`] giving the platform
+//! back with a [`BootError`] that names the stage, the check, the remedy and what GSP-RM
+//! said. [`Gsp::shutdown`] unloads GSP-RM (`UNLOADING_GUEST_DRIVER`), waits for the RISC-V
+//! core to halt and frees every DMA allocation, so the next boot finds WPR2 down; dropping
+//! a [`Gsp`] does the same.
+//!
+//! | stage | module | OpenRM |
+//! |---|---|---|
+//! | identify, reset | [`identify`] | `kgspIsWpr2Up_GH100` |
+//! | layout | [`layout`] | `kgspCalculateFbLayout_GH100`, `gsp_fw_heap.h` |
+//! | firmware parse | [`firmware`] | `kfspSetupGspImages`, `_kgspPrepareGspRmBinaryImage` |
+//! | structures | [`structures`], [`gsp_init`] | `kgspInitRm_IMPL` up to `kgspQueueAsyncInitRpcs` |
+//! | FSP, lockdown | [`fsp`] | `kfspSendBootCommands_GH100`, `kgspBootstrap_GH100` |
+//! | GSP init | [`gsp_init`] | `GspStatusQueueInit`, `kgspWaitForRmInitDone` |
+//! | static info | [`static_info`] | `NV_RM_RPC_GET_GSP_STATIC_INFO`, kgr static info |
+//!
+//! Per-chip behaviour is in [`hal`]. Every wait is bounded ([`Timeouts`]) and counted in
+//! the [`BootReport`], whose host-side time per stage excludes it.
+
+pub mod error;
+pub mod firmware;
+pub mod fsp;
+pub mod gsp_init;
+pub mod hal;
+pub mod identify;
+pub mod layout;
+pub mod memory;
+pub mod report;
+pub mod static_info;
+pub mod structures;
+mod teardown;
+
+#[cfg(test)]
+mod tests;
+
+use alloc::boxed::Box;
+
+use nvbare_gsp::registry::RegistryTable;
+
+pub use error::{BootError, BootErrorKind, FirmwareFile, Stage};
+pub use firmware::{BootImages, Firmware, FirmwareCheck};
+pub use layout::FbLayout;
+pub use report::{BootReport, StageTime};
+pub use static_info::{GrInfo, StaticInfo};
+pub use teardown::TeardownReport;
+
+use crate::chip::Chip;
+use crate::gsp_rpc::{
+    DEFAULT_REPLY_TIMEOUT_NS, DiagnosticsSource, GspDiagnostics, GspRpc, LoggingSections, Rpc,
+};
+use crate::hal::Platform;
+use hal::ChipHal;
+use memory::BootMemory;
+use report::Timeline;
+
+/// The bound of every wait of a boot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// FSP boot complete after a reset; `None` takes the chip's (4 s GH100/GB10x, 5 s GB20x).
+    pub fsp_boot_ns: Option<u64>,
+    /// FSP draining its command queue, and its reply to the COT message.
+    pub fsp_ns: u64,
+    /// GSP target-mask release, then the RISC-V lockdown release (each).
+    pub lockdown_ns: u64,
+    /// GSP-RM writing its status queue header.
+    pub status_queue_ns: u64,
+    /// `GSP_INIT_DONE` after the status queue is linked.
+    pub init_done_ns: u64,
+    /// Each RPC's reply (static info, unload; and the channel's default afterwards).
+    pub rpc_reply_ns: u64,
+    /// The RISC-V core halting after `UNLOADING_GUEST_DRIVER`.
+    pub halt_ns: u64,
+}
+
+// TIMEOUT: RM's default GPU timeout (`GPU_TIMEOUT_DEFAULT`, 4 s on silicon: its value lives
+// in gpu_timeout.c, which the reference tree lacks) bounds OpenRM's FSP queue and reply
+// waits (kfspPollForCanSend, kfspSetResponseTimeout), the target-mask and lockdown waits of
+// kgspBootstrap_GH100 (gpuTimeoutCondWait with the default) and kflcnWaitForHaltRiscv at
+// teardown. The status queue link is GspStatusQueueInit's 4 s, INIT_DONE and replies
+// _kgspRpcRecvPoll's 1.5 x default. Healthy firmware takes milliseconds; these only bound
+// a failure.
+const DEFAULT_GPU_TIMEOUT_NS: u64 = 4_000_000_000;
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            fsp_boot_ns: None,
+            fsp_ns: DEFAULT_GPU_TIMEOUT_NS,
+            lockdown_ns: DEFAULT_GPU_TIMEOUT_NS,
+            status_queue_ns: DEFAULT_GPU_TIMEOUT_NS,
+            init_done_ns: DEFAULT_REPLY_TIMEOUT_NS,
+            rpc_reply_ns: DEFAULT_REPLY_TIMEOUT_NS,
+            halt_ns: DEFAULT_GPU_TIMEOUT_NS,
+        }
+    }
+}
+
+/// How to boot.
+#[derive(Clone, Debug)]
+pub struct BootOptions {
+    /// The registry keys sent with `SET_REGISTRY` (default: tinygrad's
+    /// `RMForcePcieConfigSave = 1`, `RMSecBusResetEnable = 1`).
+    pub registry: RegistryTable,
+    /// Wait bounds.
+    pub timeouts: Timeouts,
+    /// How strictly the firmware files are checked.
+    pub firmware_check: FirmwareCheck,
+    /// The firmware's `.fwlogging_*` sections, to decode libos logs (else raw words).
+    pub logging: Option<LoggingSections>,
+}
+
+impl Default for BootOptions {
+    fn default() -> Self {
+        Self {
+            registry: RegistryTable::tinygrad_defaults(),
+            timeouts: Timeouts::default(),
+            firmware_check: FirmwareCheck::Pinned,
+            logging: None,
+        }
+    }
+}
+
+/// A failed boot: the error, and the platform back (its DMA memory all freed).
+pub struct BootFailure<P> {
+    /// What went wrong.
+    pub error: BootError,
+    /// The platform.
+    pub platform: P,
+}
+
+impl<P> core::fmt::Debug for BootFailure<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("BootFailure")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P> core::fmt::Display for BootFailure<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl<P> From<Box<BootFailure<P>>> for BootError {
+    fn from(f: Box<BootFailure<P>>) -> Self {
+        f.error
+    }
+}
+
+/// A booted GSP-RM: the platform, the boot's DMA memory, the RPC channel and what GSP-RM
+/// reported.
+pub struct Gsp<P: Platform> {
+    /// `Some` until [`Gsp::shutdown`] or drop take it.
+    live: Option<Live<P>>,
+    hal: ChipHal,
+    info: StaticInfo,
+    layout: FbLayout,
+    reserved_top: u64,
+    wpr2: (u64, u64),
+    report: BootReport,
+    timeouts: Timeouts,
+}
+
+/// What lives only while GSP-RM runs: the platform, the RPC channel over the boot's DMA
+/// memory, and that memory.
+struct Live<P> {
+    platform: P,
+    rpc: GspRpc,
+    memory: BootMemory,
+}
+
+impl<P: Platform> core::fmt::Debug for Gsp<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Gsp")
+            .field("chip", &self.hal.chip)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The parts a successful boot hands to [`Gsp`].
+struct Booted {
+    hal: ChipHal,
+    wpr2: (u64, u64),
+    info: StaticInfo,
+    layout: FbLayout,
+    reserved_top: u64,
+    reset: bool,
+}
+
+/// Boots GSP-RM on `platform` with `firmware`. On failure the platform comes back with
+/// the error (boxed: it carries the platform).
+pub fn boot<P: Platform>(
+    platform: P,
+    firmware: &Firmware<'_>,
+    options: &BootOptions,
+) -> Result<Gsp<P>, Box<BootFailure<P>>> {
+    let mut p = platform;
+    let mut tl = Timeline::new();
+    let mut memory = BootMemory::new();
+    let mut rpc = None;
+    match run(&mut p, firmware, options, &mut tl, &mut memory, &mut rpc) {
+        Ok(b) => {
+            let report = tl.finish(p.clock(), b.hal.chip, b.reset);
+            // PANIC: run() fills `rpc` before any stage that can succeed after it.
+            let Some(mut rpc) = rpc else {
+                unreachable!("a successful boot has an RPC channel")
+            };
+            rpc.set_reply_timeout_ns(options.timeouts.rpc_reply_ns);
+            Ok(Gsp {
+                live: Some(Live {
+                    platform: p,
+                    rpc,
+                    memory,
+                }),
+                hal: b.hal,
+                wpr2: b.wpr2,
+                info: b.info,
+                layout: b.layout,
+                reserved_top: b.reserved_top,
+                report,
+                timeouts: options.timeouts,
+            })
+        }
+        Err(kind) => {
+            let stage = tl.stage().unwrap_or(Stage::Identify);
+            let error = failure(stage, kind, rpc.as_ref());
+            // Past the COT message, GSP-FMC or GSP-RM may still use the boot's memory:
+            // stop the device before giving the memory back.
+            if stage >= Stage::Fsp {
+                let _ = identify::quiesce_and_reset(&mut p);
+            }
+            // The channel's views of the memory go before the memory does.
+            drop(rpc);
+            memory.free_all(&mut p);
+            Err(Box::new(BootFailure { error, platform: p }))
+        }
+    }
+}
+
+/// A [`BootError`] for `kind` at `stage`, with GSP-RM's diagnostics when there are any.
+fn failure(stage: Stage, kind: BootErrorKind, rpc: Option<&GspRpc>) -> BootError {
+    let (kind, diagnostics) = match kind {
+        BootErrorKind::Rpc(mut e) => {
+            let d = core::mem::take(&mut e.diagnostics);
+            (BootErrorKind::Rpc(e), d)
+        }
+        other => (
+            other,
+            rpc.map_or_else(GspDiagnostics::default, GspRpc::diagnostics),
+        ),
+    };
+    BootError {
+        stage,
+        kind,
+        diagnostics,
+    }
+}
+
+fn run<P: Platform>(
+    p: &mut P,
+    fw: &Firmware<'_>,
+    opts: &BootOptions,
+    tl: &mut Timeline,
+    memory: &mut BootMemory,
+    rpc_slot: &mut Option<GspRpc>,
+) -> Result<Booted, BootErrorKind> {
+    let t = &opts.timeouts;
+    tl.begin(p.clock(), Stage::Identify);
+    let hal = identify::identify(&*p)?;
+    let fsp_boot_ns = t.fsp_boot_ns.unwrap_or(hal.fsp.boot_timeout_ns());
+
+    tl.begin(p.clock(), Stage::Reset);
+    let reset = identify::reset_if_wpr2_up(p, &hal, tl, fsp_boot_ns)?;
+
+    tl.begin(p.clock(), Stage::Layout);
+    let layout = FbLayout::read(&*p, &hal)?;
+
+    tl.begin(p.clock(), Stage::FirmwareParse);
+    let images = BootImages::parse(fw, &hal, opts.firmware_check)?;
+    let (elf, boot) = (
+        images.gsp.image.len() as u64,
+        images.bootloader.image.len() as u64,
+    );
+    layout.check_fits(elf, boot)?;
+
+    tl.begin(p.clock(), Stage::Structures);
+    let built = structures::build(p, memory, &images, &layout)?;
+    let addresses = built.addresses;
+    let diagnostics = DiagnosticsSource::new(built.logs, opts.logging.clone());
+    let rpc = rpc_slot.insert(GspRpc::new(built.queues, diagnostics));
+    rpc.set_reply_timeout_ns(t.rpc_reply_ns);
+    gsp_init::queue_init_rpcs(&*p, rpc, &opts.registry)?;
+
+    tl.begin(p.clock(), Stage::Fsp);
+    fsp::wait_ready(&*p, &hal, tl, fsp_boot_ns)?;
+    fsp::chain_of_trust(
+        &*p,
+        &hal,
+        &images,
+        addresses.fmc_image,
+        addresses.fmc_boot_params,
+        tl,
+        t,
+    )?;
+
+    tl.begin(p.clock(), Stage::Lockdown);
+    fsp::wait_released(
+        &*p,
+        addresses.fmc_boot_params,
+        images.bootloader.desc.app_version,
+        tl,
+        t,
+    )?;
+
+    tl.begin(p.clock(), Stage::GspInit);
+    gsp_init::wait_init_done(&*p, rpc, tl, t)?;
+
+    tl.begin(p.clock(), Stage::StaticInfo);
+    let before = rpc.waited_ns();
+    let info = static_info::query(&mut rpc.on(&*p));
+    tl.add_waited(rpc.waited_ns() - before);
+    let info = info?;
+    tl.end(p.clock());
+    Ok(Booted {
+        hal,
+        wpr2: identify::wpr2_bounds(&*p),
+        info,
+        layout,
+        reserved_top: layout.reserved_top(elf, boot),
+        reset,
+    })
+}
+
+impl<P: Platform> Gsp<P> {
+    fn live(&self) -> &Live<P> {
+        match &self.live {
+            Some(l) => l,
+            // PANIC: only shutdown and drop take the live parts, and both consume the Gsp.
+            None => unreachable!("the live parts of a Gsp"),
+        }
+    }
+
+    fn live_mut(&mut self) -> &mut Live<P> {
+        match &mut self.live {
+            Some(l) => l,
+            // PANIC: as in `live()`.
+            None => unreachable!("the live parts of a Gsp"),
+        }
+    }
+
+    /// The RPC channel.
+    pub fn rpc(&mut self) -> Rpc<'_, P> {
+        let l = self.live_mut();
+        l.rpc.on(&l.platform)
+    }
+
+    /// The RPC channel's state: events, diagnostics, timeouts.
+    pub fn rpc_state(&mut self) -> &mut GspRpc {
+        &mut self.live_mut().rpc
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> &P {
+        &self.live().platform
+    }
+
+    /// The platform, to allocate memory or map BARs through.
+    pub fn platform_mut(&mut self) -> &mut P {
+        &mut self.live_mut().platform
+    }
+
+    /// The chip.
+    pub fn chip(&self) -> Chip {
+        self.hal.chip
+    }
+
+    /// What GSP-RM reported.
+    pub fn info(&self) -> &StaticInfo {
+        &self.info
+    }
+
+    /// The FB layout asked of GSP-FMC.
+    pub fn layout(&self) -> &FbLayout {
+        &self.layout
+    }
+
+    /// VRAM below what the firmware took: from 0 to the non-WPR heap GSP-FMC placed (or,
+    /// if GSP-RM reported none, below nvbare's estimate of the reserved top).
+    pub fn usable_vram_end(&self) -> u64 {
+        let estimate = self.layout.fb_size.saturating_sub(self.reserved_top);
+        match self.info.non_wpr_heap_offset {
+            0 => estimate,
+            start => start.min(self.layout.fb_size),
+        }
+    }
+
+    /// WPR2 as GSP-FMC raised it (`NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI`, read after boot): the
+    /// write-protected region holding GSP-RM's image and heap.
+    pub fn wpr2(&self) -> core::ops::Range<u64> {
+        self.wpr2.0..self.wpr2.1
+    }
+
+    /// How the boot went.
+    pub fn report(&self) -> &BootReport {
+        &self.report
+    }
+
+    /// Unloads GSP-RM, waits for the GSP to halt, frees every DMA allocation and gives the
+    /// platform back. The memory is freed even when the unload fails (after a reset, when
+    /// GSP-RM did not halt).
+    pub fn shutdown(mut self) -> (P, Result<TeardownReport, BootError>) {
+        match self.live.take() {
+            Some(l) => teardown::run(l.platform, l.rpc, l.memory, &self.timeouts),
+            // PANIC: the live parts are taken only here and in drop, which consume the Gsp.
+            None => unreachable!("the live parts of a Gsp"),
+        }
+    }
+}
+
+impl<P: Platform> Drop for Gsp<P> {
+    fn drop(&mut self) {
+        if let Some(l) = self.live.take() {
+            let _ = teardown::run(l.platform, l.rpc, l.memory, &self.timeouts);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Teardown (`kgspUnloadRm_IMPL`, `kgspTeardown_GH100`): `UNLOADING_GUEST_DRIVER`, then
+//! wait for the GSP's RISC-V core to halt ("to allow ACR and GSP FMC to finish shutdown"),
+//! then give back every DMA allocation. If GSP-RM does not answer or does not halt, the
+//! GPU is reset (where the platform can) before its memory is freed, since a running
+//! GSP-RM may still write to it; the next boot then finds WPR2 down.
+
+use nvbare_gsp::rpc::commands::{Command, GPU_STATE_FLAGS_FAST_UNLOAD};
+
+use super::Timeouts;
+use super::error::{BootError, BootErrorKind, Stage};
+use super::identify::wpr2_up;
+use super::memory::BootMemory;
+use crate::gsp_rpc::GspRpc;
+use crate::hal::{Platform, PollError, Wait, try_poll_until};
+use crate::regs::RiscvBase;
+use crate::regs::falcon::RiscvCpuctl;
+
+/// Pause between polls of the RISC-V state.
+const PAUSE_NS: u64 = 20_000;
+
+/// How a teardown went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TeardownReport {
+    /// GSP-RM acknowledged `UNLOADING_GUEST_DRIVER`.
+    pub unloaded: bool,
+    /// The RISC-V core halted.
+    pub halted: bool,
+    /// The GPU was reset because GSP-RM did not unload or halt.
+    pub reset: bool,
+    /// WPR2 was still up after it all (the next boot resets the GPU).
+    pub wpr2_left_up: bool,
+    /// DMA allocations given back.
+    pub freed: usize,
+}
+
+/// Unloads GSP-RM and frees `memory`; the memory is freed whatever happens, and the
+/// platform given back.
+pub fn run<P: Platform>(
+    mut platform: P,
+    mut rpc: GspRpc,
+    mut memory: BootMemory,
+    timeouts: &Timeouts,
+) -> (P, Result<TeardownReport, BootError>) {
+    let p = &mut platform;
+    let mut report = TeardownReport::default();
+    let mut first_error: Option<BootError> = None;
+
+    // The reply to `UNLOADING_GUEST_DRIVER` comes just before GSP-RM halts: a halt seen
+    // while waiting for it is expected, so the channel's RISC-V watch is off here.
+    rpc.watch_riscv(false);
+    let unload = Command::unloading_guest_driver(false, false, GPU_STATE_FLAGS_FAST_UNLOAD);
+    match rpc.on(&*p).call_within(&unload, timeouts.rpc_reply_ns) {
+        Ok(_) => report.unloaded = true,
+        Err(mut e) => {
+            let diagnostics = core::mem::take(&mut e.diagnostics);
+            first_error = Some(BootError {
+                stage: Stage::Teardown,
+                kind: BootErrorKind::Rpc(e),
+                diagnostics,
+            });
+        }
+    }
+
+    if report.unloaded {
+        let mut cpuctl = 0;
+        let wait = Wait::pausing("the GSP RISC-V core to halt", timeouts.halt_ns, PAUSE_NS);
+        let r = try_poll_until(p.clock(), wait, || {
+            let c = RiscvCpuctl::read(&*p, RiscvBase::GSP);
+            cpuctl = c.raw();
+            if cpuctl == u32::MAX && !p.is_present() {
+                return Err(BootErrorKind::gone("polling NV_PRISCV_RISCV_CPUCTL"));
+            }
+            Ok(c.halted().then_some(()))
+        });
+        match r {
+            Ok(()) => report.halted = true,
+            Err(e) => {
+                let kind = match e {
+                    PollError::Failed(k) => k,
+                    PollError::TimedOut(timed_out) => {
+                        BootErrorKind::GspDidNotHalt { cpuctl, timed_out }
+                    }
+                };
+                first_error = Some(BootError {
+                    stage: Stage::Teardown,
+                    kind,
+                    diagnostics: rpc.diagnostics(),
+                });
+            }
+        }
+    }
+
+    if !report.halted {
+        // GSP-RM may still be running and writing to its memory: stop the device first.
+        report.reset = super::identify::quiesce_and_reset(p).is_ok();
+    }
+    report.wpr2_left_up = p.is_present() && wpr2_up(&*p);
+    report.freed = memory.len();
+    // The channel's views of the memory go before the memory does.
+    drop(rpc);
+    memory.free_all(p);
+    let result = match first_error {
+        None => Ok(report),
+        Some(e) => Err(e),
+    };
+    (platform, result)
+}

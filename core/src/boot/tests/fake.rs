@@ -1,0 +1,583 @@
+//! A small scripted GPU for the boot's error paths: BAR0 registers, an FSP that answers
+//! the COT message over EMEM, a GSP-FMC whose lockdown release can be delayed or fail, and
+//! a GSP-RM that finds its queues through the boot structures (FMC boot params → libos
+//! args → RMARGS → the queue page table) and answers RPCs, all as a [`Script`] says.
+//!
+//! DMA memory is host memory at made-up bus addresses; pages of a non-contiguous allocation
+//! are handed out in reverse bus order, so only page tables find them.
+
+extern crate std;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::vec;
+use std::vec::Vec;
+
+use nvbare_gsp::abi::NvdmPayloadCot;
+use nvbare_gsp::fsp::{NVDM_TYPE_FSP_RESPONSE, frame_message};
+use nvbare_gsp::msgq::{MsgQueue, QueueGeometry, RpcQueue, SharedQueueLayout};
+use zerocopy::{FromBytes, IntoBytes};
+
+use crate::hal::{Bar0, BarInfo, Clock, DMA_PAGE, DmaMemory, PciAddress, Platform, PlatformError};
+use crate::shared::SharedMem;
+
+pub const GH100_BOOT42: u32 = 0x180a_1000;
+pub const GB202_BOOT42: u32 = 0x1b2a_1000;
+pub const AD102_BOOT42: u32 = 0x192a_1000;
+
+const EMEMC: u32 = 0x8f2ac0;
+const EMEMD: u32 = 0x8f2ac4;
+const QUEUE_HEAD: u32 = 0x8f2c00;
+const QUEUE_TAIL: u32 = 0x8f2c04;
+const MSGQ_HEAD: u32 = 0x8f2c80;
+const MSGQ_TAIL: u32 = 0x8f2c84;
+const HWCFG2: u32 = 0x1100f4;
+const MAILBOX0: u32 = 0x110040;
+const MAILBOX1: u32 = 0x110044;
+const FALCON_OS: u32 = 0x110080;
+const RISCV_CPUCTL: u32 = 0x111388;
+const GSP_DOORBELL: u32 = 0x110c00;
+const WPR2_LO: u32 = 0x1fa824;
+const WPR2_HI: u32 = 0x1fa828;
+const FB_MIB: u32 = 0x1183a4;
+
+/// What the fake GPU does wrong (the default: nothing).
+#[derive(Clone, Debug)]
+pub struct Script {
+    pub boot42: u32,
+    pub fb_mib: u32,
+    pub wpr2_up: bool,
+    pub wpr2_sticky: bool,
+    pub reset_unsupported: bool,
+    pub fsp_never_ready: bool,
+    pub fsp_busy: bool,
+    pub fsp_silent: bool,
+    pub fsp_error_code: u32,
+    pub fsp_reply_type: u8,
+    pub fsp_reply_command: u32,
+    pub fsp_reply_len: Option<u32>,
+    pub emem_no_autoinc: bool,
+    /// HWCFG2 reads 0xbadf4100 this many times after COT (`u32::MAX`: forever).
+    pub target_locked_reads: u32,
+    /// Then lockdown (bit 13) stays set this many reads (`u32::MAX`: forever).
+    pub lockdown_reads: u32,
+    /// The boot-args address sits in MAILBOX0/1 while locked (not an error).
+    pub mailbox_holds_boot_args: bool,
+    pub fmc_error: Option<u32>,
+    pub riscv_not_running: bool,
+    pub gsp_silent: bool,
+    pub no_init_done: bool,
+    pub init_done_result: u32,
+    pub os_error_before_init: Option<&'static str>,
+    pub sequencer: bool,
+    pub registry_fails: Option<u32>,
+    pub corrupt_reply_to: Option<u32>,
+    pub rpc_failure: Option<(u32, u32)>,
+    pub no_reply_to: Option<u32>,
+    /// GSP-RM publishes a write pointer outside its ring with its reply to this function.
+    pub bad_write_ptr_with: Option<u32>,
+    /// The reply to this function comes only after the next doorbell.
+    pub late_reply_to: Option<u32>,
+    pub no_halt: bool,
+    pub log_words: u64,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Self {
+            boot42: GH100_BOOT42,
+            fb_mib: 143_771,
+            wpr2_up: false,
+            wpr2_sticky: false,
+            reset_unsupported: false,
+            fsp_never_ready: false,
+            fsp_busy: false,
+            fsp_silent: false,
+            fsp_error_code: 0,
+            fsp_reply_type: NVDM_TYPE_FSP_RESPONSE,
+            fsp_reply_command: 0x14,
+            fsp_reply_len: None,
+            emem_no_autoinc: false,
+            target_locked_reads: 3,
+            lockdown_reads: 3,
+            mailbox_holds_boot_args: false,
+            fmc_error: None,
+            riscv_not_running: false,
+            gsp_silent: false,
+            no_init_done: false,
+            init_done_result: 0,
+            os_error_before_init: None,
+            sequencer: false,
+            registry_fails: None,
+            corrupt_reply_to: None,
+            rpc_failure: None,
+            no_reply_to: None,
+            late_reply_to: None,
+            bad_write_ptr_with: None,
+            no_halt: false,
+            log_words: 0,
+        }
+    }
+}
+
+/// What the fake saw the driver do.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    pub cot: Option<NvdmPayloadCot>,
+    pub functions: Vec<u32>,
+    pub falcon_os: u32,
+    pub doorbells: u32,
+    pub resets: u32,
+    pub wpr_meta: Vec<u8>,
+    pub system_info: Vec<u8>,
+}
+
+pub(super) struct Alloc {
+    pub(super) mem: SharedMem,
+    pub(super) _backing: Vec<u64>,
+}
+
+/// The GSP-RM side, once it runs.
+pub(super) struct GspSide {
+    pub(super) pages: Vec<u64>,
+    pub(super) layout: SharedQueueLayout,
+    pub(super) cmd: Option<(QueueGeometry, MsgQueue)>,
+    pub(super) stat_geometry: QueueGeometry,
+    pub(super) stat_writer: RpcQueue,
+    pub(super) stat_ring: Vec<u8>,
+}
+
+pub(super) struct Device {
+    pub(super) script: Script,
+    pub(super) gone: bool,
+    pub(super) wpr2: (u32, u32),
+    pub(super) emem: Vec<u32>,
+    pub(super) emem_off: u32,
+    pub(super) aincw: bool,
+    pub(super) aincr: bool,
+    pub(super) queue: (u32, u32),
+    pub(super) msgq: (u32, u32),
+    pub(super) cot_done: bool,
+    pub(super) target_reads: u32,
+    pub(super) lockdown_reads: u32,
+    pub(super) released: bool,
+    pub(super) cpuctl: u32,
+    pub(super) mailbox: (u32, u32),
+    pub(super) gsp: Option<GspSide>,
+    /// `PCI_COMMAND`: a reset clears memory decoding and bus mastering.
+    pub(super) command: u32,
+    pub(super) deferred: Vec<(u32, Vec<u8>)>,
+    pub(super) pages: HashMap<u64, (u64, usize)>,
+    pub(super) allocs: HashMap<u64, Alloc>,
+    pub(super) next_bus: u64,
+    pub(super) next_id: u64,
+    pub(super) seen: Seen,
+}
+
+/// The scripted platform.
+pub struct FakePlatform {
+    dev: RefCell<Device>,
+    clock: FakeClock,
+}
+
+/// A clock that advances 1 µs per read, and by every delay.
+pub struct FakeClock(Cell<u64>);
+
+impl Clock for FakeClock {
+    fn now_ns(&self) -> u64 {
+        self.0.set(self.0.get() + 1_000);
+        self.0.get()
+    }
+    fn delay_ns(&self, ns: u64) {
+        self.0.set(self.0.get() + ns);
+    }
+}
+
+impl FakePlatform {
+    pub fn new(script: Script) -> Self {
+        let wpr2 = if script.wpr2_up {
+            (0x0008_f000, 0x0008_f100)
+        } else {
+            (0, 0)
+        };
+        FakePlatform {
+            dev: RefCell::new(Device {
+                script,
+                gone: false,
+                wpr2,
+                emem: vec![0; 1024],
+                emem_off: 0,
+                aincw: false,
+                aincr: false,
+                queue: (0, 0),
+                msgq: (0, 0),
+                cot_done: false,
+                target_reads: 0,
+                lockdown_reads: 0,
+                released: false,
+                cpuctl: 0,
+                mailbox: (0, 0),
+                gsp: None,
+                command: 0,
+                deferred: Vec::new(),
+                pages: HashMap::new(),
+                allocs: HashMap::new(),
+                next_bus: 0x10_0000_0000,
+                next_id: 1,
+                seen: Seen::default(),
+            }),
+            clock: FakeClock(Cell::new(0)),
+        }
+    }
+
+    pub fn seen(&self) -> Seen {
+        self.dev.borrow().seen.clone()
+    }
+
+    pub fn outstanding_dma(&self) -> usize {
+        self.dev.borrow().allocs.len()
+    }
+
+    pub fn unplug(&self) {
+        self.dev.borrow_mut().gone = true;
+    }
+
+    pub fn script_mut(&self) -> std::cell::RefMut<'_, Script> {
+        std::cell::RefMut::map(self.dev.borrow_mut(), |d| &mut d.script)
+    }
+
+    pub fn wpr2_up(&self) -> bool {
+        self.dev.borrow().wpr2.1 != 0
+    }
+
+    /// GSP-RM sends an event now (after init).
+    pub fn gsp_event(&self, function: u32, payload: &[u8]) {
+        self.dev.borrow_mut().gsp_send(function, 0, payload);
+    }
+}
+
+impl Device {
+    fn fsp_scratch(&self) -> u32 {
+        match self.script.boot42 >> 24 {
+            0x1b => 0xad00bc,
+            _ => 0x200bc,
+        }
+    }
+
+    pub(super) fn bus_read(&self, bus: u64, out: &mut [u8]) {
+        let mut done = 0;
+        while done < out.len() {
+            let at = bus + done as u64;
+            let page = at & !(DMA_PAGE as u64 - 1);
+            let in_page = (at - page) as usize;
+            let n = (out.len() - done).min(DMA_PAGE - in_page);
+            let (id, off) = self.pages[&page];
+            self.allocs[&id]
+                .mem
+                .read_bytes(off + in_page, &mut out[done..done + n])
+                .unwrap();
+            done += n;
+        }
+    }
+
+    pub(super) fn bus_write(&self, bus: u64, data: &[u8]) {
+        let mut done = 0;
+        while done < data.len() {
+            let at = bus + done as u64;
+            let page = at & !(DMA_PAGE as u64 - 1);
+            let in_page = (at - page) as usize;
+            let n = (data.len() - done).min(DMA_PAGE - in_page);
+            let (id, off) = self.pages[&page];
+            self.allocs[&id]
+                .mem
+                .write_bytes(off + in_page, &data[done..done + n])
+                .unwrap();
+            done += n;
+        }
+    }
+
+    pub(super) fn bus_struct<T: FromBytes + IntoBytes>(&self, bus: u64) -> T {
+        let mut t = T::new_zeroed();
+        self.bus_read(bus, t.as_mut_bytes());
+        t
+    }
+
+    /// The FSP takes the packet in EMEM and answers.
+    fn fsp_receive(&mut self) {
+        assert_eq!(
+            self.command & 6,
+            6,
+            "COT sent with memory decoding or bus mastering off"
+        );
+        let words = (self.queue.1 / 4 + 1) as usize;
+        // Taken: HEAD = TAIL again.
+        self.queue.0 = self.queue.1;
+        let bytes: Vec<u8> = self.emem[..words]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        // MCTP + NVDM header, then the payload.
+        assert_eq!(&bytes[0..8], &[0, 0, 0, 0xc0, 0x7e, 0xde, 0x10, 0x14]);
+        let cot = NvdmPayloadCot::read_from_prefix(&bytes[8..]).unwrap().0;
+        self.seen.cot = Some(cot);
+        if self.script.fsp_silent {
+            return;
+        }
+        let mut payload = [0u8; 12];
+        payload[4..8].copy_from_slice(&self.script.fsp_reply_command.to_le_bytes());
+        payload[8..12].copy_from_slice(&self.script.fsp_error_code.to_le_bytes());
+        let mut reply = frame_message(self.script.fsp_reply_type, &payload).unwrap();
+        if let Some(len) = self.script.fsp_reply_len {
+            reply.resize(len as usize, 0);
+        }
+        for (i, c) in reply.chunks(4).enumerate() {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            self.emem[i] = u32::from_le_bytes(w);
+        }
+        self.msgq = (0, (reply.len() as u32).wrapping_sub(4));
+        if self.script.fsp_error_code == 0 {
+            // A new chain of trust starts GSP-FMC afresh.
+            self.cot_done = true;
+            self.target_reads = 0;
+            self.lockdown_reads = 0;
+            self.released = false;
+            self.cpuctl = 0;
+            self.gsp = None;
+            self.wpr2 = (0x0008_f000, 0x0008_f100);
+            if self.script.mailbox_holds_boot_args {
+                let a = cot.gsp_boot_args_sysmem_offset;
+                self.mailbox = (a as u32, (a >> 32) as u32);
+            }
+        }
+    }
+
+    fn hwcfg2(&mut self) -> u32 {
+        if !self.cot_done {
+            return 0xbadf_4100;
+        }
+        if self.target_reads < self.script.target_locked_reads {
+            self.target_reads += 1;
+            return 0xbadf_4102;
+        }
+        if let Some(code) = self.script.fmc_error {
+            self.mailbox = (code, 0);
+        }
+        if self.lockdown_reads < self.script.lockdown_reads {
+            self.lockdown_reads += 1;
+            return 1 << 13 | 1 << 10;
+        }
+        if !self.released {
+            self.released = true;
+            self.mailbox = (0, 0);
+            if let Some(code) = self.script.fmc_error {
+                self.mailbox = (code, 0);
+            }
+            if !self.script.riscv_not_running {
+                self.cpuctl = 1 << 7;
+                self.gsp_boot();
+            }
+        }
+        1 << 10
+    }
+
+    fn reset(&mut self) {
+        self.seen.resets += 1;
+        self.command = 0;
+        if !self.script.wpr2_sticky {
+            self.wpr2 = (0, 0);
+        }
+        self.queue = (0, 0);
+        self.msgq = (0, 0);
+        self.cot_done = false;
+        self.target_reads = 0;
+        self.lockdown_reads = 0;
+        self.released = false;
+        self.cpuctl = 0;
+        self.mailbox = (0, 0);
+        self.gsp = None;
+    }
+}
+
+impl Bar0 for FakePlatform {
+    fn read32(&self, offset: u32) -> u32 {
+        let mut d = self.dev.borrow_mut();
+        if d.gone {
+            return u32::MAX;
+        }
+        match offset {
+            0x0 => 0x1720_00a1,
+            0xa00 => d.script.boot42,
+            FB_MIB => d.script.fb_mib,
+            WPR2_LO => d.wpr2.0,
+            WPR2_HI => d.wpr2.1,
+            o if o == d.fsp_scratch() => {
+                if d.script.fsp_never_ready {
+                    0x7
+                } else {
+                    0xff
+                }
+            }
+            EMEMC => (d.emem_off % 64) << 2 | (d.emem_off / 64) << 8,
+            EMEMD => {
+                let v = d.emem[d.emem_off as usize % 1024];
+                if d.aincr && !d.script.emem_no_autoinc {
+                    d.emem_off += 1;
+                }
+                v
+            }
+            QUEUE_HEAD => d.queue.0,
+            QUEUE_TAIL => {
+                if d.script.fsp_busy {
+                    d.queue.0 + 4
+                } else {
+                    d.queue.1
+                }
+            }
+            MSGQ_HEAD => d.msgq.0,
+            MSGQ_TAIL => d.msgq.1,
+            HWCFG2 => d.hwcfg2(),
+            MAILBOX0 => d.mailbox.0,
+            MAILBOX1 => d.mailbox.1,
+            RISCV_CPUCTL => d.cpuctl,
+            _ => 0,
+        }
+    }
+
+    fn write32(&self, offset: u32, value: u32) {
+        let mut d = self.dev.borrow_mut();
+        if d.gone {
+            return;
+        }
+        match offset {
+            EMEMC => {
+                d.emem_off = (value >> 2 & 0x3f) + (value >> 8 & 0xff) * 64;
+                d.aincw = value & 1 << 24 != 0;
+                d.aincr = value & 1 << 25 != 0;
+            }
+            EMEMD => {
+                let at = d.emem_off as usize % 1024;
+                d.emem[at] = value;
+                if d.aincw && !d.script.emem_no_autoinc {
+                    d.emem_off += 1;
+                }
+            }
+            QUEUE_TAIL => d.queue.1 = value,
+            QUEUE_HEAD => {
+                d.queue.0 = value;
+                d.fsp_receive();
+            }
+            MSGQ_TAIL => d.msgq.1 = value,
+            MSGQ_HEAD => d.msgq.0 = value,
+            FALCON_OS => d.seen.falcon_os = value,
+            GSP_DOORBELL => {
+                d.seen.doorbells += 1;
+                d.gsp_run();
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Platform for FakePlatform {
+    type Clock = FakeClock;
+
+    fn clock(&self) -> &FakeClock {
+        &self.clock
+    }
+
+    fn pci_address(&self) -> PciAddress {
+        PciAddress {
+            domain: 0,
+            bus: 0x41,
+            device: 0,
+            function: 0,
+        }
+    }
+
+    fn bar_info(&self, index: u32) -> Option<BarInfo> {
+        match index {
+            0 => Some(BarInfo {
+                bus_addr: 0xa000_0000,
+                size: 0x100_0000,
+            }),
+            1 => Some(BarInfo {
+                bus_addr: 0x200_0000_0000,
+                size: 0x40_0000_0000,
+            }),
+            _ => None,
+        }
+    }
+
+    fn bar1(&self) -> Option<SharedMem> {
+        None
+    }
+
+    fn dma_alloc(&mut self, bytes: usize, contiguous: bool) -> Result<DmaMemory, PlatformError> {
+        let d = self.dev.get_mut();
+        if d.gone {
+            return Err(PlatformError::DeviceGone);
+        }
+        let mut backing = vec![0u64; bytes / 8];
+        // SAFETY: the backing Vec lives in `allocs` until dma_free drops it, after the
+        // caller gave the SharedMem back; its heap buffer does not move.
+        let mem = unsafe { SharedMem::from_raw(backing.as_mut_ptr() as *mut u8, bytes, 0) };
+        let n = bytes / DMA_PAGE;
+        let base = d.next_bus;
+        d.next_bus += (n as u64 + 16) * DMA_PAGE as u64;
+        let bus_pages: Vec<u64> = (0..n)
+            .map(|i| {
+                let k = if contiguous { i } else { n - 1 - i };
+                base + (k * DMA_PAGE) as u64
+            })
+            .collect();
+        let id = d.next_id;
+        d.next_id += 1;
+        for (i, p) in bus_pages.iter().enumerate() {
+            d.pages.insert(*p, (id, i * DMA_PAGE));
+        }
+        let cpu = mem.with_gpu_va(bus_pages[0]);
+        d.allocs.insert(
+            id,
+            Alloc {
+                mem,
+                _backing: backing,
+            },
+        );
+        Ok(DmaMemory { cpu, bus_pages, id })
+    }
+
+    fn dma_free(&mut self, mem: DmaMemory) {
+        let d = self.dev.get_mut();
+        for p in &mem.bus_pages {
+            d.pages.remove(p);
+        }
+        d.allocs.remove(&mem.id);
+    }
+
+    fn config_read(&self, offset: u16, _size: u8) -> Result<u32, PlatformError> {
+        Ok(match offset {
+            0x04 => self.dev.borrow().command,
+            0x00 => 0x2335_10de,
+            0x08 => 0xa1,
+            0x2c => 0x18be_10de,
+            _ => 0,
+        })
+    }
+
+    fn config_write(&self, offset: u16, _: u8, value: u32) -> Result<(), PlatformError> {
+        if offset == 0x04 {
+            self.dev.borrow_mut().command = value;
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<(), PlatformError> {
+        let d = self.dev.get_mut();
+        if d.script.reset_unsupported {
+            return Err(PlatformError::Unsupported("function-level reset"));
+        }
+        d.reset();
+        Ok(())
+    }
+}

@@ -1,0 +1,410 @@
+//! Compute: QMDs built here from clcbc0qmd.h / clcec0qmd.h, launched with the committed test
+//! kernels' real code (read from the cubins with this test's own ELF reader), checked per
+//! chip, and run by the simulator's native models; unknown kernels complete unexecuted and
+//! are reported.
+
+mod engines_rig;
+
+use engines_rig::cubin::Cubin;
+use engines_rig::qmd::{Layout, Qmd, V4, V5};
+use engines_rig::*;
+use nvbare_sim::device::Engine;
+use nvbare_sim::memory::Access;
+use nvbare_sim::units::compute::kernels::{KNOWN, code_hash};
+use nvbare_sim::units::mmu::FAULT_PTE;
+use nvbare_sim::{FaultPlan, SimChip};
+
+/// The compute object's subchannel (tinygrad's and nvbare's choice).
+const GR: u32 = 1;
+/// clcbc0.h: `SEND_PCAS_A` (QMD address >> 8), `SEND_SIGNALING_PCAS2_B` (PCAS_ACTION 3:0;
+/// PREFETCH_SCHEDULE 9).
+const SEND_PCAS_A: u32 = 0x2b4;
+const SEND_SIGNALING_PCAS2_B: u32 = 0x2c0;
+const PREFETCH_SCHEDULE: u32 = 9;
+
+struct Setup {
+    chip: SimChip,
+    class: u32,
+    layout: &'static Layout,
+    cubin: &'static str,
+    /// Constant bank 0 offset of the parameters (EIATTR_PARAM_CBANK in the cuobjdump notes).
+    param_base: u64,
+}
+
+const HOPPER: Setup = Setup {
+    chip: SimChip::Gh100,
+    class: 0xcbc0,
+    layout: &V4,
+    cubin: "core/tests/data/cubin/kernels.sm_90.cubin",
+    param_base: 0x210,
+};
+
+const BLACKWELL: Setup = Setup {
+    chip: SimChip::Gb202,
+    class: 0xcec0,
+    layout: &V5,
+    cubin: "core/tests/data/cubin/kernels.sm_120.cubin",
+    param_base: 0x380,
+};
+
+/// A kernel loaded into VRAM, and a constant bank 0 for it.
+struct Loaded {
+    prog: u64,
+    cbuf0: Buffer,
+}
+
+struct Gpu {
+    rig: Rig,
+    ch: Channel,
+    sem: Buffer,
+    s: &'static Setup,
+    next_release: u64,
+}
+
+impl Gpu {
+    fn new(s: &'static Setup) -> Gpu {
+        let mut rig = Rig::new(s.chip, FaultPlan::default());
+        let sem = rig.sys_buffer(4096);
+        let mut ch = rig.channel(Engine::Graphics, &[s.class]);
+        let mut p = Push::new();
+        p.inc(GR, SET_OBJECT, &[s.class]);
+        rig.submit(&mut ch, p.words());
+        Gpu {
+            rig,
+            ch,
+            sem,
+            s,
+            next_release: 1,
+        }
+    }
+
+    /// Loads `kernel` of `cubin` (its whole `.text` section) and makes its cbuf0 with
+    /// `params` at the chip's parameter offset.
+    fn load(&mut self, cubin: &str, kernel: &str, params: &[u8]) -> Loaded {
+        let c = Cubin::load(cubin);
+        let text = c.section(&format!(".text.{kernel}"));
+        let code = self.rig.vram_buffer(text.len() as u64 + 4096);
+        self.rig.write(&code, 0, &text);
+        let cb = self.rig.vram_buffer(0x1000);
+        self.rig.write(&cb, self.s.param_base, params);
+        Loaded {
+            prog: code.va,
+            cbuf0: cb,
+        }
+    }
+
+    /// Launches `q` and waits for its release.
+    fn run(&mut self, q: &mut Qmd) {
+        let release = self.next_release;
+        self.next_release += 1;
+        let sem = self.sem;
+        q.release0(sem.va, release);
+        self.launch_raw(q);
+        self.rig
+            .wait("the QMD's release", |r| r.read_u64(&sem, 0) == release);
+        assert_eq!(self.rig.error(&self.ch), None);
+    }
+
+    fn launch_raw(&mut self, q: &Qmd) -> u64 {
+        let buf = self.rig.vram_buffer(4096);
+        self.rig.write(&buf, 0, &q.bytes);
+        let mut p = Push::new();
+        p.inc(GR, SEND_PCAS_A, &[(buf.va >> 8) as u32]).inc(
+            GR,
+            SEND_SIGNALING_PCAS2_B,
+            &[PREFETCH_SCHEDULE],
+        );
+        self.rig.submit(&mut self.ch, p.words());
+        buf.va
+    }
+
+    fn qmd(&self, k: &Loaded, grid: u32, block: u32) -> Qmd {
+        let mut q = Qmd::new(self.s.layout);
+        q.launch([grid, 1, 1], [block, 1, 1], 16, k.prog)
+            .cbuf(0, k.cbuf0.va, 0x400);
+        q
+    }
+}
+
+fn params(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn floats(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+#[test]
+fn vector_add_runs_on_both_chips() {
+    for s in [&HOPPER, &BLACKWELL] {
+        let mut g = Gpu::new(s);
+        let n = 1000u32;
+        let (a, b, c) = (
+            g.rig.vram_buffer(4096),
+            g.rig.sys_buffer(4096),
+            g.rig.vram_buffer(4096),
+        );
+        let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let y: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 1.0)).collect();
+        g.rig.write(&a, 0, &floats(&x));
+        g.rig.write(&b, 0, &floats(&y));
+        let k = g.load(
+            s.cubin,
+            "vector_add",
+            &params(&[a.va, b.va, c.va, u64::from(n)]),
+        );
+        // One more block than needed: the model honours `i < n`.
+        let mut q = g.qmd(&k, n.div_ceil(128) + 1, 128);
+        g.run(&mut q);
+        let mut out = vec![0u8; 4 * n as usize + 4];
+        g.rig.read(&c, 0, &mut out);
+        for i in 0..n as usize {
+            let got = f32::from_le_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
+            assert_eq!(got, x[i] + y[i], "{} c[{i}]", s.chip.spec().name);
+        }
+        assert_eq!(out[4 * n as usize..], [0; 4], "nothing past n");
+        let cnt = g.rig.gpu.engine_counters();
+        assert_eq!(
+            (cnt.launches, cnt.kernels_modeled, cnt.kernels_not_executed),
+            (1, 1, 0)
+        );
+    }
+}
+
+#[test]
+fn the_other_test_kernels_do_what_their_source_says() {
+    let mut g = Gpu::new(&HOPPER);
+    let cubin = HOPPER.cubin;
+    // reverse_block: each block reverses its slice.
+    let data = g.rig.vram_buffer(4096);
+    let v: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    g.rig.write(&data, 0, &floats(&v));
+    let k = g.load(cubin, "reverse_block", &params(&[data.va]));
+    let mut q = g.qmd(&k, 4, 64);
+    g.run(&mut q);
+    let mut out = vec![0u8; 1024];
+    g.rig.read(&data, 0, &mut out);
+    let got: Vec<f32> = out
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for blk in 0..4 {
+        for t in 0..64 {
+            assert_eq!(got[blk * 64 + t], (blk * 64 + 63 - t) as f32);
+        }
+    }
+
+    // local_array: out[gid] = ((tid * 7 + k) & 63) * k + tid.
+    let out_buf = g.rig.vram_buffer(4096);
+    let k = g.load(cubin, "local_array", &params(&[out_buf.va, 5]));
+    let mut q = g.qmd(&k, 2, 32);
+    g.run(&mut q);
+    for gid in 0..64u64 {
+        let t = (gid % 32) as u32;
+        assert_eq!(
+            g.rig.read_u32(&out_buf, 4 * gid),
+            ((t * 7 + 5) & 63) * 5 + t
+        );
+    }
+
+    // dims: blockDim and gridDim.
+    let dims = g.rig.sys_buffer(4096);
+    let k = g.load(cubin, "dims", &params(&[dims.va]));
+    let mut q = Qmd::new(HOPPER.layout);
+    q.launch([3, 2, 1], [8, 4, 2], 16, k.prog)
+        .cbuf(0, k.cbuf0.va, 0x400);
+    g.run(&mut q);
+    let got: Vec<u32> = (0..6).map(|i| g.rig.read_u32(&dims, 4 * i)).collect();
+    assert_eq!(got, [8, 4, 2, 3, 2, 1]);
+
+    // count_launches: the counter's address is in constant bank 4.
+    let counter = g.rig.vram_buffer(4096);
+    let slots = g.rig.vram_buffer(4096);
+    let k = g.load(cubin, "count_launches", &params(&[slots.va]));
+    let cb4 = g.rig.vram_buffer(4096);
+    g.rig.write(&cb4, 0, &counter.va.to_le_bytes());
+    let mut q = g.qmd(&k, 3, 32);
+    q.cbuf(4, cb4.va, 16);
+    g.run(&mut q);
+    assert_eq!(g.rig.read_u32(&counter, 0), 96);
+    assert_eq!(
+        (0..3)
+            .map(|b| g.rig.read_u32(&slots, 4 * b))
+            .collect::<Vec<_>>(),
+        [0, 32, 64]
+    );
+
+    // copy_flat from the bench cubin: one element per thread of the grid.
+    let (src, dst) = (g.rig.vram_buffer(1 << 16), g.rig.sys_buffer(1 << 16));
+    let bytes: Vec<u8> = (0..1 << 16).map(|i| (i * 31 % 256) as u8).collect();
+    g.rig.write(&src, 0, &bytes);
+    let k = g.load(
+        "host/data/bench_kernels.sm_90.cubin",
+        "copy_flat",
+        &params(&[src.va, dst.va, 4096]),
+    );
+    let mut q = g.qmd(&k, 16, 128); // 2048 threads cover half of the 4096 elements
+    g.run(&mut q);
+    let mut out = vec![0u8; 1 << 16];
+    g.rig.read(&dst, 0, &mut out);
+    assert_eq!(out[..2048 * 16], bytes[..2048 * 16]);
+    assert!(out[2048 * 16..].iter().all(|&b| b == 0));
+    assert_eq!(g.rig.gpu.engine_counters().kernels_modeled, 5);
+}
+
+#[test]
+fn store_value_to_an_unmapped_address_is_an_mmu_fault() {
+    let mut g = Gpu::new(&BLACKWELL);
+    let hole = g.rig.vas.alloc(1 << 20, 1 << 20).unwrap();
+    let k = g.load(BLACKWELL.cubin, "store_value", &params(&[hole + 8, 42]));
+    let q = g.qmd(&k, 1, 32);
+    g.launch_raw(&q);
+    g.rig.wait_halted(&g.ch);
+    let f = g
+        .rig
+        .gpu
+        .with_world(|w| w.mmu_faults.back().cloned())
+        .unwrap();
+    assert_eq!(
+        (f.va, f.access, f.fault_type, f.engine),
+        (hole + 8, Access::Write, FAULT_PTE, Engine::Graphics)
+    );
+}
+
+#[test]
+fn an_unknown_kernel_completes_unexecuted_and_is_reported() {
+    let mut g = Gpu::new(&HOPPER);
+    // Some instructions, then the branch-to-self every kernel ends with.
+    let mut code = vec![0x42u8; 0x40];
+    code.extend_from_slice(&[
+        0x47, 0x79, 0xfc, 0x00, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff, 0x83, 0x03, 0x00, 0xc0, 0x0f,
+        0x00,
+    ]);
+    let prog = g.rig.vram_buffer(4096);
+    g.rig.write(&prog, 0, &code);
+    let cb = g.rig.vram_buffer(4096);
+    let mut q = Qmd::new(HOPPER.layout);
+    q.launch([1, 1, 1], [32, 1, 1], 8, prog.va)
+        .cbuf(0, cb.va, 0x400);
+    g.run(&mut q);
+    let c = g.rig.gpu.engine_counters();
+    assert_eq!((c.kernels_modeled, c.kernels_not_executed), (0, 1));
+    let hash = format!("{:#018x}", code_hash(&code));
+    assert!(
+        g.rig
+            .gpu
+            .log()
+            .warnings()
+            .iter()
+            .any(|w| w.contains("NOT EXECUTED") && w.contains(&hash)),
+        "{:?}",
+        g.rig.gpu.log().warnings()
+    );
+}
+
+#[test]
+fn chained_qmds_run_in_order() {
+    let mut g = Gpu::new(&BLACKWELL);
+    let out = g.rig.sys_buffer(4096);
+    let k1 = g.load(BLACKWELL.cubin, "store_value", &params(&[out.va, 1]));
+    let k2 = g.load(BLACKWELL.cubin, "store_value", &params(&[out.va + 8, 2]));
+    let second = {
+        let q = g.qmd(&k2, 1, 32);
+        let buf = g.rig.vram_buffer(4096);
+        g.rig.write(&buf, 0, &q.bytes);
+        buf.va
+    };
+    let mut first = g.qmd(&k1, 1, 32);
+    first.then(second);
+    g.run(&mut first);
+    assert_eq!((g.rig.read_u64(&out, 0), g.rig.read_u64(&out, 8)), (1, 2));
+    assert_eq!(g.rig.gpu.engine_counters().launches, 2);
+}
+
+/// A launch the chip refuses: the channel halts, saying why.
+fn refused(s: &'static Setup, edit: impl FnOnce(&mut Gpu, &mut Qmd, &Loaded)) -> String {
+    let mut g = Gpu::new(s);
+    let k = g.load(s.cubin, "empty_kernel", &[]);
+    let mut q = g.qmd(&k, 1, 32);
+    edit(&mut g, &mut q, &k);
+    g.launch_raw(&q);
+    g.rig.wait_halted(&g.ch)
+}
+
+#[test]
+fn qmds_are_checked_against_the_chip() {
+    let e = refused(&HOPPER, |_, q, _| {
+        q.set(V4.block[0], 1024).set(V4.block[1], 2);
+    });
+    assert!(e.contains("2048 threads per block"), "{e}");
+    let e = refused(&HOPPER, |_, q, _| {
+        q.set(V4.major_version, 5);
+    });
+    assert!(e.contains("major version 5"), "{e}");
+    let e = refused(&HOPPER, |_, q, _| {
+        q.set(V4.qmd_type, 3);
+    });
+    assert!(e.contains("QMD_TYPE 3"), "{e}");
+    let e = refused(&BLACKWELL, |_, q, _| {
+        // A 228 KiB carveout: Hopper has it, an sm_120 SM does not.
+        q.set(V5.sm_config[1], 58);
+    });
+    assert!(e.contains("sm_120"), "{e}");
+    let e = refused(&BLACKWELL, |_, q, _| {
+        q.set(V5.registers, 0);
+    });
+    assert!(e.contains("REGISTER_COUNT"), "{e}");
+    let e = refused(&HOPPER, |_, q, k| {
+        // Constant bank 0 not valid.
+        let (bit, _) = V4.cbuf_valid;
+        q.set((bit, bit), 0).cbuf(1, k.cbuf0.va, 0x400);
+    });
+    assert!(e.contains("constant buffer 0"), "{e}");
+    // sm_90 code on an sm_120 GPU.
+    let e = refused(&BLACKWELL, |g, q, _| {
+        let k = g.load(HOPPER.cubin, "empty_kernel", &[]);
+        let (lo, hi, shift) = V5.program;
+        q.set(lo, (k.prog >> shift) & 0xffff_ffff)
+            .set(hi, k.prog >> shift >> 32);
+    });
+    assert!(e.contains("sm_90 code") && e.contains("sm_120"), "{e}");
+    // The program must be mapped.
+    let e = refused(&HOPPER, |g, q, _| {
+        let hole = g.rig.vas.alloc(1 << 20, 1 << 20).unwrap();
+        let (lo, hi, _) = V4.program;
+        q.set(lo, hole & 0xffff_ffff).set(hi, hole >> 32);
+    });
+    assert!(e.contains("MMU fault") && e.contains("read"), "{e}");
+}
+
+#[test]
+fn the_kernel_table_matches_the_committed_cubins() {
+    let mut checked = 0;
+    for (path, sm) in [
+        ("core/tests/data/cubin/kernels.sm_90.cubin", "sm_90"),
+        ("core/tests/data/cubin/kernels.sm_120.cubin", "sm_120"),
+        ("host/data/bench_kernels.sm_90.cubin", "sm_90"),
+    ] {
+        let c = Cubin::load(path);
+        for name in c.kernels() {
+            let text = c.section(&format!(".text.{name}"));
+            // The code up to and including the branch-to-self (BRA, offset -16).
+            let end = text
+                .chunks_exact(16)
+                .position(|i| i[..10] == [0x47, 0x79, 0xfc, 0, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff])
+                .expect("every nvcc kernel ends with a branch to itself");
+            let h = code_hash(&text[..16 * (end + 1)]);
+            match KNOWN.iter().find(|k| k.hash == h) {
+                Some(k) => {
+                    assert_eq!((k.name, k.sm), (name.as_str(), sm), "{path}");
+                    checked += 1;
+                }
+                None => assert_eq!(name, "window_addresses", "{path}: {name} is not modeled"),
+            }
+        }
+    }
+    assert!(
+        checked >= KNOWN.len(),
+        "every table entry was found in a cubin"
+    );
+}

@@ -1,0 +1,650 @@
+//! The simulated GSP-RM's channel side: what a driver does to get compute and copy
+//! channels (tinygrad's NVDevice init, nvbare's device), with every per-class NV_STATUS path
+//! and the world state it sets up (VA spaces, channels), continuation records, and the
+//! events a channel fault raises.
+
+mod gsp_rig;
+
+use nvbare_gsp::abi::*;
+use nvbare_gsp::rm::NvStatus;
+use nvbare_gsp::rm::alloc::*;
+use nvbare_gsp::rm::classes as cls;
+use nvbare_gsp::rm::ctrl::channel::*;
+use nvbare_gsp::rm::ctrl::cmd;
+use nvbare_gsp::rm::ctrl::fb::fb_info_index;
+use nvbare_gsp::rm::ctrl::gr::*;
+use nvbare_gsp::rm::ctrl::root::BuildVersionV2Params;
+use nvbare_gsp::rm::ctrl::subdevice::*;
+use nvbare_gsp::rm::r570::{ClassListV2Params, FbGetInfoV2Params};
+use nvbare_sim::SimChip;
+use nvbare_sim::device::Engine;
+use nvbare_sim::memory::Target;
+use zerocopy::{FromBytes, FromZeros, IntoBytes};
+
+use gsp_rig::rm::*;
+
+/// What a driver does to get a compute and a copy channel (tinygrad's NVDevice init and
+/// nvbare's host device), with the answers and world state checked.
+fn channel_flow(chip: SimChip) {
+    let Some(mut rig) = booted(chip) else { return };
+    let spec = chip.spec();
+    let (gpfifo, compute, copy) = classes(chip);
+    basic_objects(&mut rig);
+    let vs = VaSpaceAllocParamsV570 {
+        va_base: 0x1000,
+        va_size: 0x1_ffff_fb00_0000,
+        // ENABLE_PAGE_FAULTING | IS_EXTERNALLY_OWNED, as tinygrad asks.
+        flags: (1 << 6) | (1 << 3),
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(CLIENT, DEVICE, VASPACE, cls::FERMI_VASPACE_A, vs.as_bytes()),
+        "VA space",
+    );
+    let bad_vs = VaSpaceAllocParamsV570 {
+        big_page_size: 0x3000,
+        ..Default::default()
+    };
+    assert_eq!(
+        status(rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            0xe0,
+            cls::FERMI_VASPACE_A,
+            bad_vs.as_bytes()
+        )),
+        NvStatus::ERR_INVALID_ARGUMENT
+    );
+    // SET_PAGE_DIRECTORY names the root: World::vaspaces records it.
+    let spd = RpcSetPageDirectory {
+        h_client: CLIENT,
+        h_device: DEVICE,
+        pasid: u32::MAX,
+        params: Nv0080CtrlDmaSetPageDirectoryParams {
+            phys_address: 0x20_0000,
+            num_entries: 2,
+            flags: 0x8,
+            h_va_space: VASPACE,
+            sub_device_id: 1,
+            pasid: u32::MAX,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (h, _) = rig.call(RpcFunction::SetPageDirectory.as_u32(), spd.as_bytes());
+    assert_eq!(h.rpc_result, 0);
+    let roots: Vec<_> = rig
+        .gpu
+        .with_world(|w| w.vaspaces.values().map(|v| v.page_dir).collect());
+    assert_eq!(roots, [Some(Target::Vram(0x20_0000))]);
+    let mut bad_spd = spd;
+    bad_spd.params.h_va_space = DEVICE;
+    let (h, _) = rig.call(RpcFunction::SetPageDirectory.as_u32(), bad_spd.as_bytes());
+    assert_eq!(h.rpc_result, NvStatus::ERR_INVALID_OBJECT_HANDLE.0);
+    // Channel group, context share, channel.
+    let tsg = ChannelGroupAllocParams {
+        engine_type: 1,
+        ..Default::default()
+    };
+    assert_eq!(
+        status(
+            rig.rm_alloc(
+                CLIENT,
+                DEVICE,
+                0xe1,
+                cls::KEPLER_CHANNEL_GROUP_A,
+                ChannelGroupAllocParams {
+                    engine_type: 0x55,
+                    ..tsg
+                }
+                .as_bytes()
+            )
+        ),
+        NvStatus::ERR_INVALID_ARGUMENT
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            TSG,
+            cls::KEPLER_CHANNEL_GROUP_A,
+            tsg.as_bytes(),
+        ),
+        "TSG",
+    );
+    let cs = CtxShareAllocParams {
+        h_va_space: VASPACE,
+        flags: 1,
+        ..Default::default()
+    };
+    assert_eq!(
+        status(
+            rig.rm_alloc(
+                CLIENT,
+                TSG,
+                0xe2,
+                cls::FERMI_CONTEXT_SHARE_A,
+                CtxShareAllocParams {
+                    h_va_space: DEVICE,
+                    ..cs
+                }
+                .as_bytes()
+            )
+        ),
+        NvStatus::ERR_INVALID_OBJECT_HANDLE
+    );
+    assert_eq!(
+        status(rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            0xe2,
+            cls::FERMI_CONTEXT_SHARE_A,
+            cs.as_bytes()
+        )),
+        NvStatus::ERR_INVALID_OBJECT_PARENT
+    );
+    let out = ok(
+        rig.rm_alloc(
+            CLIENT,
+            TSG,
+            CTXSHARE,
+            cls::FERMI_CONTEXT_SHARE_A,
+            cs.as_bytes(),
+        ),
+        "context share",
+    );
+    assert_eq!(
+        CtxShareAllocParams::read_from_bytes(&out)
+            .unwrap()
+            .subctx_id,
+        0,
+        "subcontext 0 assigned"
+    );
+    assert_eq!(
+        status(rig.rm_alloc(
+            CLIENT,
+            TSG,
+            0xe3,
+            cls::KEPLER_CHANNEL_GROUP_A,
+            tsg.as_bytes()
+        )),
+        NvStatus::ERR_INVALID_OBJECT_PARENT
+    );
+    let vram = 0x4000_0000;
+    assert_eq!(
+        status(rig.rm_alloc(
+            CLIENT,
+            TSG,
+            0xe4,
+            gpfifo,
+            channel_params(vram, 1000, CTXSHARE).as_bytes()
+        )),
+        NvStatus::ERR_INVALID_ARGUMENT,
+        "1000 entries"
+    );
+    let mut no_inst = channel_params(vram, 1024, CTXSHARE);
+    no_inst.instance_mem = MemoryDescParams::default();
+    assert_eq!(
+        status(rig.rm_alloc(CLIENT, TSG, 0xe4, gpfifo, no_inst.as_bytes())),
+        NvStatus::ERR_INVALID_ARGUMENT,
+        "no instance memory"
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            TSG,
+            CHANNEL,
+            gpfifo,
+            channel_params(vram, 1024, CTXSHARE).as_bytes(),
+        ),
+        "channel",
+    );
+    let chans: Vec<_> = rig
+        .gpu
+        .with_world(|w| w.channels.clone().into_iter().collect());
+    assert_eq!(chans.len(), 1);
+    let (token, ch) = &chans[0];
+    assert_eq!(*token, ch.runlist << 16 | ch.chid);
+    assert_eq!(
+        (ch.engine, ch.gpfifo_va, ch.gpfifo_entries, ch.enabled),
+        (Engine::Graphics, 0x10_0000_0000, 1024, false)
+    );
+    assert_eq!(
+        (ch.userd, ch.instance),
+        (Target::Vram(vram + 0x1000), Some(Target::Vram(vram)))
+    );
+    // Engine objects.
+    ok(
+        rig.rm_alloc(CLIENT, CHANNEL, COMPUTE, compute, &[]),
+        "compute object",
+    );
+    assert_eq!(
+        status(rig.rm_alloc(CLIENT, CHANNEL, 0xe5, compute, &[])),
+        NvStatus::ERR_INVALID_STATE,
+        "one per channel"
+    );
+    assert_eq!(
+        status(rig.rm_alloc(CLIENT, DEVICE, 0xe5, compute, &[])),
+        NvStatus::ERR_INVALID_OBJECT_PARENT
+    );
+    ok(
+        rig.rm_alloc(CLIENT, CHANNEL, COPY, copy, &[]),
+        "copy object",
+    );
+    let classes_now: Vec<u32> = rig.gpu.with_world(|w| w.channels[token].classes.clone());
+    assert_eq!(classes_now, [compute, copy]);
+    let dbg = DebuggerAllocParams {
+        h_app_client: CLIENT,
+        h_class3d_object: COMPUTE,
+        ..Default::default()
+    };
+    assert_eq!(
+        status(
+            rig.rm_alloc(
+                CLIENT,
+                DEVICE,
+                0xe6,
+                cls::GT200_DEBUGGER,
+                DebuggerAllocParams {
+                    h_class3d_object: CHANNEL,
+                    ..dbg
+                }
+                .as_bytes()
+            )
+        ),
+        NvStatus::ERR_INVALID_OBJECT_PARENT
+    );
+    assert_eq!(
+        status(
+            rig.rm_alloc(
+                CLIENT,
+                DEVICE,
+                0xe6,
+                cls::GT200_DEBUGGER,
+                DebuggerAllocParams {
+                    h_debugger_client_obsolete: 1,
+                    ..dbg
+                }
+                .as_bytes()
+            )
+        ),
+        NvStatus::ERR_INVALID_ARGUMENT
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            DEBUGGER,
+            cls::GT200_DEBUGGER,
+            dbg.as_bytes(),
+        ),
+        "debugger",
+    );
+    // Work-submit token: GSP-RM gives the channel id.
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            CHANNEL,
+            cmd::NVC36F_GPFIFO_GET_WORK_SUBMIT_TOKEN,
+            &u32::MAX.to_le_bytes(),
+        ),
+        "token",
+    );
+    assert_eq!(u32::from_le_bytes(out[..4].try_into().unwrap()), ch.chid);
+    // Scheduling the group enables its channels.
+    ok(
+        rig.rm_control(CLIENT, TSG, cmd::NVA06C_GPFIFO_SCHEDULE, &[1, 0]),
+        "schedule",
+    );
+    assert!(rig.gpu.with_world(|w| w.channels[token].enabled));
+    // Device info, GR info and context buffers, promotion, reserved PDEs.
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_FIFO_GET_DEVICE_INFO_TABLE,
+            FifoDeviceInfoTableParams::default().as_bytes(),
+        ),
+        "device info",
+    );
+    let di = FifoDeviceInfoTableParams::read_from_bytes(&out).unwrap();
+    let gr = di
+        .returned()
+        .iter()
+        .find(|e| e.engine_data[engine_data_index::RM_ENGINE_TYPE] == 1)
+        .expect("GR0 listed");
+    assert_eq!(gr.engine_data[engine_data_index::RUNLIST], ch.runlist);
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_INTERNAL_STATIC_KGR_GET_INFO,
+            InternalStaticGrGetInfoParams::default().as_bytes(),
+        ),
+        "GR info",
+    );
+    let info = InternalStaticGrGetInfoParams::read_from_bytes(&out).unwrap();
+    let gi = |i: u32| info.engine_info[0].info_list[i as usize].data;
+    assert_eq!(gi(gr_info_index::SM_VERSION), spec.sm_version);
+    assert_eq!(
+        gi(gr_info_index::GPU_CORE_COUNT),
+        spec.sm_count * gi(gr_info_index::MAX_SP_PER_SM)
+    );
+    assert_eq!(
+        gi(gr_info_index::LITTER_NUM_GPCS)
+            * gi(gr_info_index::LITTER_NUM_TPC_PER_GPC)
+            * gi(gr_info_index::LITTER_NUM_SM_PER_TPC),
+        spec.gpcs * spec.tpcs_per_gpc * 2
+    );
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_INTERNAL_STATIC_KGR_GET_CONTEXT_BUFFERS_INFO,
+            GrGetContextBuffersInfoParams::default().as_bytes(),
+        ),
+        "ctx buffers",
+    );
+    let cb = GrGetContextBuffersInfoParams::read_from_bytes(&out)
+        .unwrap()
+        .engine_context_buffers_info[0];
+    assert!(
+        cb.engine.iter().all(|e| e.size > 0 && e.alignment > 0),
+        "tinygrad divides by every alignment"
+    );
+    let mut prom = PromoteCtxParams {
+        engine_type: 1,
+        h_chan_client: CLIENT,
+        h_object: CHANNEL,
+        entry_count: 1,
+        ..Default::default()
+    };
+    prom.promote_entry[0] = PromoteCtxBufferEntry {
+        gpu_phys_addr: 0x5000_0000,
+        gpu_virt_addr: 0x20_0000_0000,
+        size: u64::from(cb.engine[0].size),
+        phys_attr: 4,
+        buffer_id: 0,
+        b_initialize: 1,
+        b_nonmapped: 0,
+    };
+    ok(
+        rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_GPU_PROMOTE_CTX,
+            prom.as_bytes(),
+        ),
+        "promote",
+    );
+    prom.promote_entry[0].buffer_id = 40;
+    assert_eq!(
+        status(rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_GPU_PROMOTE_CTX,
+            prom.as_bytes()
+        )),
+        NvStatus::ERR_INVALID_ARGUMENT
+    );
+    prom.h_object = COMPUTE;
+    assert_eq!(
+        status(rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_GPU_PROMOTE_CTX,
+            prom.as_bytes()
+        )),
+        NvStatus::ERR_INVALID_OBJECT_HANDLE
+    );
+    let mut pdes = CopyServerReservedPdesParams {
+        page_size: 512 << 20,
+        num_levels_to_copy: 3,
+        virt_addr_lo: 0x10_0000_0000,
+        virt_addr_hi: 0x10_1fff_ffff,
+        ..Default::default()
+    };
+    for (i, l) in pdes.levels.iter_mut().take(3).enumerate() {
+        *l = ReservedPdeLevel {
+            phys_address: 0x1000 * (i as u64 + 1),
+            size: 0x1000,
+            aperture: 1,
+            page_shift: [56, 47, 38][i],
+            _pad0: [0; 3],
+        };
+    }
+    ok(
+        rig.rm_control(
+            CLIENT,
+            VASPACE,
+            cmd::NV90F1_VASPACE_COPY_SERVER_RESERVED_PDES,
+            pdes.as_bytes(),
+        ),
+        "reserved PDEs",
+    );
+    pdes.levels[1].size = 0;
+    assert_eq!(
+        status(rig.rm_control(
+            CLIENT,
+            VASPACE,
+            cmd::NV90F1_VASPACE_COPY_SERVER_RESERVED_PDES,
+            pdes.as_bytes()
+        )),
+        NvStatus::ERR_INVALID_ARGUMENT
+    );
+    // Identity controls.
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            DEVICE,
+            cmd::NV0080_GPU_GET_CLASSLIST_V2,
+            ClassListV2Params::new_zeroed().as_bytes(),
+        ),
+        "class list",
+    );
+    let list = ClassListV2Params::read_from_bytes(&out).unwrap();
+    assert_eq!(list.classes(), spec.classes);
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_GPU_GET_NAME_STRING,
+            GpuNameStringParams::default().as_bytes(),
+        ),
+        "name",
+    );
+    assert!(
+        GpuNameStringParams::read_from_bytes(&out)
+            .unwrap()
+            .ascii()
+            .unwrap()
+            .starts_with("NVIDIA ")
+    );
+    let gid = GidInfoParams {
+        flags: 2,
+        ..Default::default()
+    };
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            cmd::NV2080_GPU_GET_GID_INFO,
+            gid.as_bytes(),
+        ),
+        "GID",
+    );
+    assert!(
+        GidInfoParams::read_from_bytes(&out)
+            .unwrap()
+            .binary_uuid()
+            .is_some()
+    );
+    let mut fb = FbGetInfoV2Params::new_zeroed();
+    fb.fb_info_list_size = 1;
+    fb.fb_info_list[0].index = fb_info_index::TOTAL_RAM_SIZE;
+    let out = ok(
+        rig.rm_control(CLIENT, SUBDEVICE, cmd::NV2080_FB_GET_INFO_V2, fb.as_bytes()),
+        "FB info",
+    );
+    assert_eq!(
+        u64::from(
+            FbGetInfoV2Params::read_from_bytes(&out)
+                .unwrap()
+                .fb_info_list[0]
+                .data
+        ) << 10,
+        spec.vram_bytes
+    );
+    let out = ok(
+        rig.rm_control(
+            CLIENT,
+            CLIENT,
+            cmd::NV0000_SYSTEM_GET_BUILD_VERSION_V2,
+            BuildVersionV2Params::new_zeroed().as_bytes(),
+        ),
+        "version",
+    );
+    assert_eq!(
+        BuildVersionV2Params::read_from_bytes(&out)
+            .unwrap()
+            .driver_version(),
+        Some("570.144")
+    );
+    // PERF_BOOST: accepted and logged, nothing more.
+    ok(
+        rig.rm_control(
+            CLIENT,
+            SUBDEVICE,
+            0x2080_200a,
+            &[0x51, 0, 0, 0, 0xff, 0xff, 0xff, 0xff],
+        ),
+        "perf boost",
+    );
+    assert!(rig.gpu.log().contains("PERF_BOOST flags 0x51"));
+    // A big ALLOC_MEMORY goes in CONTINUATION_RECORDs.
+    let pages = 10_000u32;
+    let am = RpcAllocMemory {
+        h_client: CLIENT,
+        h_device: DEVICE,
+        h_memory: 0xcf00_0100,
+        h_class: cls::NV01_MEMORY_SYSTEM,
+        format: 6,
+        length: u64::from(pages) * 4096,
+        page_count: pages,
+        pte_desc: PteDesc::new(0, pages as u16),
+        ..Default::default()
+    };
+    let ptes: Vec<u8> = (0..u64::from(pages))
+        .flat_map(|i| (0x10_0000 + i).to_le_bytes())
+        .collect();
+    let (h, _) = rig.call(
+        RpcFunction::AllocMemory.as_u32(),
+        &[am.as_bytes(), &ptes].concat(),
+    );
+    assert_eq!(
+        h.rpc_result,
+        0,
+        "an 80 KB ALLOC_MEMORY in three records; {:?}",
+        rig.gpu.log().warnings()
+    );
+    let (h, _) = rig.call(
+        RpcFunction::AllocMemory.as_u32(),
+        &[am.as_bytes(), &ptes].concat(),
+    );
+    assert_eq!(h.rpc_result, NvStatus::ERR_INSERT_DUPLICATE_NAME.0);
+    // Freeing the group frees its channel: World::channels forgets it.
+    let free = [
+        CLIENT.to_le_bytes(),
+        DEVICE.to_le_bytes(),
+        TSG.to_le_bytes(),
+        [0; 4],
+    ]
+    .concat();
+    rig.call(RpcFunction::Free.as_u32(), &free);
+    assert!(rig.gpu.with_world(|w| w.channels.is_empty()));
+}
+
+#[test]
+fn gh100_channel_flow() {
+    channel_flow(SimChip::Gh100);
+}
+
+#[test]
+fn gb202_channel_flow() {
+    channel_flow(SimChip::Gb202);
+}
+
+#[test]
+fn compute_on_a_copy_runlist_is_refused() {
+    let Some(mut rig) = booted(SimChip::Gh100) else {
+        return;
+    };
+    basic_objects(&mut rig);
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            VASPACE,
+            cls::FERMI_VASPACE_A,
+            VaSpaceAllocParamsV570::default().as_bytes(),
+        ),
+        "VA space",
+    );
+    // NV2080_ENGINE_TYPE_COPY2.
+    let tsg = ChannelGroupAllocParams {
+        engine_type: 0x0b,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            TSG,
+            cls::KEPLER_CHANNEL_GROUP_A,
+            tsg.as_bytes(),
+        ),
+        "copy TSG",
+    );
+    let cs = CtxShareAllocParams {
+        h_va_space: VASPACE,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            TSG,
+            CTXSHARE,
+            cls::FERMI_CONTEXT_SHARE_A,
+            cs.as_bytes(),
+        ),
+        "ctxshare",
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            TSG,
+            CHANNEL,
+            cls::HOPPER_CHANNEL_GPFIFO_A,
+            channel_params(0x800_0000, 256, CTXSHARE).as_bytes(),
+        ),
+        "channel",
+    );
+    let ch = rig
+        .gpu
+        .with_world(|w| w.channels.values().next().cloned().unwrap());
+    assert_eq!((ch.engine, ch.runlist), (Engine::Copy(2), 3));
+    assert_eq!(
+        status(rig.rm_alloc(CLIENT, CHANNEL, COMPUTE, cls::HOPPER_COMPUTE_A, &[])),
+        NvStatus::ERR_INVALID_ARGUMENT
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            CHANNEL,
+            COPY,
+            cls::HOPPER_DMA_COPY_A,
+            &[0, 0, 0, 0, 0x0b, 0, 0, 0],
+        ),
+        "copy object",
+    );
+}

@@ -1,0 +1,105 @@
+//! RM helpers of the test driver: handles, the objects every RM test starts with, and
+//! channel parameters as the kernel RM gives them to GSP-RM.
+
+use nvbare_gsp::rm::NvStatus;
+use nvbare_gsp::rm::alloc::*;
+use nvbare_gsp::rm::classes as cls;
+use nvbare_sim::{FaultPlan, SimChip};
+use zerocopy::IntoBytes;
+
+use super::Rig;
+
+pub const CLIENT: u32 = 0xc100_0000;
+pub const DEVICE: u32 = 0xcf00_0001;
+pub const SUBDEVICE: u32 = 0xcf00_0002;
+pub const VASPACE: u32 = 0xcf00_0003;
+pub const TSG: u32 = 0xcf00_0004;
+pub const CTXSHARE: u32 = 0xcf00_0005;
+pub const CHANNEL: u32 = 0xcf00_0006;
+pub const COMPUTE: u32 = 0xcf00_0007;
+pub const COPY: u32 = 0xcf00_0008;
+pub const DEBUGGER: u32 = 0xcf00_0009;
+
+pub fn booted(chip: SimChip) -> Option<Rig> {
+    let mut rig = Rig::new(chip, FaultPlan::default())?;
+    rig.boot();
+    Some(rig)
+}
+
+pub fn ok(r: (NvStatus, Vec<u8>), what: &str) -> Vec<u8> {
+    assert_eq!(r.0, NvStatus::OK, "{what}");
+    r.1
+}
+
+pub fn status(r: (NvStatus, Vec<u8>)) -> NvStatus {
+    r.0
+}
+
+/// The classes of `chip` tinygrad and nvbare pick (GPFIFO, compute, copy).
+pub fn classes(chip: SimChip) -> (u32, u32, u32) {
+    match chip {
+        SimChip::Gh100 => (
+            cls::HOPPER_CHANNEL_GPFIFO_A,
+            cls::HOPPER_COMPUTE_A,
+            cls::HOPPER_DMA_COPY_A,
+        ),
+        SimChip::Gb202 => (
+            cls::BLACKWELL_CHANNEL_GPFIFO_A,
+            cls::BLACKWELL_COMPUTE_B,
+            cls::BLACKWELL_DMA_COPY_B,
+        ),
+    }
+}
+
+/// Channel parameters as the kernel RM gives GSP-RM (instance, USERD, RAMFC and method
+/// buffer described in VRAM, `ADDR_FBMEM` = 2).
+pub fn channel_params(vram: u64, entries: u32, ctxshare: u32) -> ChannelAllocParams {
+    let desc = |base, size| MemoryDescParams {
+        base,
+        size,
+        address_space: 2,
+        cache_attrib: 0,
+    };
+    ChannelAllocParams {
+        gp_fifo_offset: 0x10_0000_0000,
+        gp_fifo_entries: entries,
+        h_context_share: ctxshare,
+        instance_mem: desc(vram, 0x1000),
+        ramfc_mem: desc(vram, 0x200),
+        userd_mem: desc(vram + 0x1000, 0x200),
+        mthdbuf_mem: desc(vram + 0x2000, 0x5000),
+        ..Default::default()
+    }
+}
+
+/// Client, device, subdevice.
+pub fn basic_objects(rig: &mut Rig) {
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            0,
+            CLIENT,
+            cls::NV01_ROOT,
+            RootClientAllocParams::default().as_bytes(),
+        ),
+        "client",
+    );
+    let dp = DeviceAllocParams {
+        h_client_share: CLIENT,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(CLIENT, CLIENT, DEVICE, cls::NV01_DEVICE_0, dp.as_bytes()),
+        "device",
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            SUBDEVICE,
+            cls::NV20_SUBDEVICE_0,
+            SubdeviceAllocParams::default().as_bytes(),
+        ),
+        "subdevice",
+    );
+}

@@ -114,6 +114,30 @@ pub struct LibosMemoryRegionInitArgument {
     pub _pad0: [u8; 6],
 }
 
+/// Mirrors `libosLogMetadata`, `libos_log.h`: the description of one log statement, kept in
+/// the firmware's logging ELF and named by each record's metadata pointer. `lineNumber` is
+/// declared 8-aligned, so `argumentCount` follows it at offset 20 (not 24).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable,
+)]
+#[repr(C)]
+pub struct LibosLogMetadata {
+    /// `filename`: pointer to the source file's name.
+    pub filename: u64,
+    /// `format`: pointer to the printf format.
+    pub format: u64,
+    /// `lineNumber`.
+    pub line_number: u32,
+    /// `argumentCount`: arguments, not counting the format.
+    pub argument_count: u8,
+    /// `printLevel`.
+    pub print_level: u8,
+    /// `specialType`.
+    pub special_type: u8,
+    /// Tail padding to the 8-byte alignment.
+    pub _pad0: u8,
+}
+
 /// `GSP_FW_WPR_META_MAGIC`, `gsp_fw_wpr_meta.h`.
 pub const GSP_FW_WPR_META_MAGIC: u64 = 0xdc3a_ae21_371a_60b3;
 /// `GSP_FW_WPR_META_REVISION`, `gsp_fw_wpr_meta.h`.

@@ -15,6 +15,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
+use zerocopy::FromBytes;
+
+use crate::abi::LibosLogMetadata;
 
 /// The most arguments a record may have (`LIBOS_LOG_MAX_ARGS`).
 pub const LOG_MAX_ARGS: u8 = 20;
@@ -129,23 +132,24 @@ impl<'a> LoggingImage<'a> {
         Some(String::from_utf8_lossy(&rest[..end]).into_owned())
     }
 
-    /// The metadata at `va`: `libosLogMetadata { filename*, format*, lineNumber (8-aligned),
-    /// argumentCount, printLevel, specialType }`, 32 bytes.
+    /// The metadata at `va`: a [`LibosLogMetadata`] (`libos_log.h`, layout-checked).
     pub fn metadata(&self, va: u64) -> Option<LogMetadata> {
-        let m = self.slice(va, 27)?;
-        let q = |o: usize| u64::from_le_bytes(m[o..o + 8].try_into().unwrap_or([0; 8]));
-        let arg_count = m[24];
+        let m = self.slice(va, size_of::<LibosLogMetadata>())?;
+        let m = LibosLogMetadata::read_from_bytes(m).ok()?;
+        let arg_count = m.argument_count;
         if arg_count > LOG_MAX_ARGS {
             return None;
         }
-        let file = self.string(q(0)).unwrap_or_else(|| String::from("unknown"));
+        let file = self
+            .string(m.filename)
+            .unwrap_or_else(|| String::from("unknown"));
         let file = String::from(file.rsplit('/').next().unwrap_or(""));
         Some(LogMetadata {
-            format: self.string(q(8))?,
+            format: self.string(m.format)?,
             file,
-            line: u32::from_le_bytes(m[16..20].try_into().unwrap_or([0; 4])),
+            line: m.line_number,
             arg_count,
-            level: m[25],
+            level: m.print_level,
         })
     }
 }
@@ -324,7 +328,7 @@ mod tests {
             s[at..at + 8].copy_from_slice(&(BASE + file).to_le_bytes());
             s[at + 8..at + 16].copy_from_slice(&(BASE + fmt).to_le_bytes());
             s[at + 16..at + 20].copy_from_slice(&line.to_le_bytes());
-            s[at + 24] = argc;
+            s[at + 20] = argc;
         };
         meta(&mut s, 0x00, 0x100, 0x120, 42, 2);
         meta(&mut s, 0x20, 0x100, 0x140, 7, 0);

@@ -182,3 +182,15 @@ pub(super) fn structs() -> Vec<Struct> {
         }),
     ]
 }
+
+/// `libosLogMetadata` (group `gsp_libos_log`).
+pub(super) fn libos_log_structs() -> Vec<Struct> {
+    vec![crate::layout!("libosLogMetadata" => LibosLogMetadata {
+        "filename" => filename,
+        "format" => format,
+        "lineNumber" => line_number,
+        "argumentCount" => argument_count,
+        "printLevel" => print_level,
+        "specialType" => special_type,
+    })]
+}

@@ -105,6 +105,15 @@ pub fn groups() -> Vec<Group> {
             structs: boot::structs(),
         },
         Group {
+            // As RM's own log decoder sees the header: built with NVRM defined, so
+            // `libos_printf_arg.h` skips the firmware-side `libos-config.h`.
+            name: "gsp_libos_log",
+            include_dirs: OPENRM_570_INCLUDE_DIRS.to_vec(),
+            prelude: "#include \"nvtypes.h\"\n#define NVRM 1",
+            headers: vec!["libos_log.h"],
+            structs: boot::libos_log_structs(),
+        },
+        Group {
             name: "gsp_static_config",
             include_dirs: OPENRM_570_INCLUDE_DIRS.to_vec(),
             prelude: "#include \"nvtypes.h\"",
@@ -179,6 +188,14 @@ pub fn stub_headers() -> Vec<StubHeader> {
                    typedef struct MUX_METHOD_DATA { NvU32 tableLen; MUX_METHOD_DATA_ELEMENT acpiIdMuxModeTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; MUX_METHOD_DATA_ELEMENT acpiIdMuxPartTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; MUX_METHOD_DATA_ELEMENT acpiIdMuxStateTable[NV0073_CTRL_SYSTEM_ACPI_ID_MAP_MAX_DISPLAYS]; } MUX_METHOD_DATA;\n\
                    typedef struct CAPS_METHOD_DATA { NV_STATUS status; NvU32 optimusCaps; } CAPS_METHOD_DATA;\n\
                    typedef struct ACPI_METHOD_DATA { NvBool bValid; DOD_METHOD_DATA dodMethodData; JT_METHOD_DATA jtMethodData; MUX_METHOD_DATA muxMethodData; CAPS_METHOD_DATA capsMethodData; } ACPI_METHOD_DATA;\n",
+        },
+        StubHeader {
+            // src/nvidia/inc/libraries/utils/nvprintf_level.h (the levels; libos_log.h's own
+            // ct_asserts check them against its LOG_LEVEL_* copies).
+            path: "utils/nvprintf_level.h",
+            text: "#define LEVEL_SILENT 0x0\n#define LEVEL_INFO 0x1\n#define LEVEL_NOTICE 0x2\n\
+                   #define LEVEL_WARNING 0x3\n#define LEVEL_ERROR 0x4\n#define LEVEL_HW_ERROR 0x5\n\
+                   #define LEVEL_FATAL 0x6\n",
         },
         StubHeader {
             // src/common/inc/nvctassert.h: compile-time asserts, kept as real asserts.

@@ -1,56 +1,111 @@
-//! The GPU subcommands of `nvbare`: `info`, `run`, `bench`.
+//! The command line of `nvbare`: its definition ([`Cli`], also the source of the shell
+//! completions and the man page), the commands, and how errors are printed (each with its
+//! stable code, [`codes`]).
+//!
+//! - [`gpu`]: backend and device options, the one place a GPU is opened, `info`.
+//! - [`run`] (with [`args`] and [`values`]): `nvbare run`.
+//! - [`setup`]: `list`, `bind`, `unbind`, `sim serve`.
+//! - [`error`], [`codes`]: the error type and its codes.
+//! - [`interrupt`]: what Ctrl-C does.
+//! - [`help`]: the version text, the environment variables, completions and the man page.
 
-use std::path::PathBuf;
+pub mod args;
+pub mod codes;
+pub mod error;
+pub mod gpu;
+pub mod help;
+pub mod interrupt;
+pub mod run;
+pub mod setup;
+pub mod values;
 
-use clap::{Args, ValueEnum};
-use nvbare_core::gpu::{GpuConfig, LaunchTuning, Placement};
-use nvbare_core::rm::Engine;
+use std::io::Write;
+use std::process::ExitCode;
 
-use crate::bench;
-use crate::nvk::{self, Gpu};
+use clap::{Args, Parser, Subcommand};
+use nvbare_core::gpu::{Backend, Gpu};
 
-/// Which way nvbare reaches the GPU.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// Through NVIDIA's kernel driver (RM ioctls on /dev/nvidiactl, /dev/nvidia-uvm).
-    #[default]
-    Nvk,
+use crate::bench::{self, BenchError};
+use error::{BackendError, CliError, GpuResultExt};
+use gpu::{BackendKind, GpuArgs, GpuTask};
+
+/// nvbare: a Rust driver for NVIDIA GPUs that needs no NVIDIA kernel module.
+#[derive(Parser, Debug)]
+#[command(
+    name = "nvbare",
+    version = help::version(),
+    about,
+    after_help = help::ENVIRONMENT
+)]
+pub struct Cli {
+    /// More log output on stderr: -v for info, -vv for debug, -vvv for trace (RUST_LOG, when
+    /// set, takes precedence: RUST_LOG=nvbare_core=trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
 }
 
-/// Options every GPU subcommand takes.
-#[derive(Args, Debug, Clone)]
-pub struct GpuArgs {
-    /// How to reach the GPU.
-    #[arg(long, value_enum, default_value_t)]
-    pub backend: Backend,
-    /// GPU index, in the kernel driver's order.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// Launch tunings for measuring: membar=N,inval=0|1,mirror=0|1,relmembar=0|1.
-    #[arg(long, env = "NVBARE_TUNE", default_value = "")]
-    pub tune: String,
+/// `nvbare`'s commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List NVIDIA GPUs: address, device id, chip, bound driver, IOMMU group, VFIO readiness.
+    List(setup::ListArgs),
+    /// Hand a GPU to vfio-pci (driver_override), after checking the IOMMU, its group and that
+    /// nothing holds it through NVIDIA's driver (needs root).
+    Bind {
+        /// The GPU's PCI address (0000:41:00.0 or 41:00.0, as `nvbare list` prints it).
+        bdf: String,
+    },
+    /// Give a GPU back from vfio-pci to the driver that claims it (needs root).
+    Unbind {
+        /// The GPU's PCI address.
+        bdf: String,
+    },
+    /// Firmware: fetch, verify and cache GSP-RM 570.144 (`nvbare firmware fetch --chip gh100`).
+    Firmware {
+        #[command(subcommand)]
+        command: nvbare_firmware_fetch::FirmwareCommand,
+    },
+    /// Attach to a GPU and print chip, SMs, VRAM, classes and driver version.
+    Info(InfoArgs),
+    /// Load a cubin and run one kernel with buffers and scalars; read the buffers back.
+    Run(run::RunArgs),
+    /// Launch latency, launch throughput, copy bandwidth, alloc+map cost.
+    Bench(BenchArgs),
+    /// The simulated GPU.
+    Sim {
+        #[command(subcommand)]
+        command: setup::SimCommand,
+    },
+    /// What an error code means and what to do (`nvbare explain NVB-E104`); every code
+    /// without one.
+    Explain {
+        /// The code (NVB-E104, E104 or 104).
+        code: Option<String>,
+    },
+    /// Print shell completions for SHELL (`nvbare completions bash > /etc/bash_completion.d/nvbare`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), generated from this command line (`nvbare man | man -l -`).
+    Man {
+        /// Write nvbare.1 and a page per subcommand (nvbare-run.1, ...) into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
-/// `nvbare run` options.
+/// `nvbare info` options.
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub struct InfoArgs {
     #[command(flatten)]
     pub gpu: GpuArgs,
-    /// The cubin (ELF) file.
-    pub cubin: PathBuf,
-    /// Kernel name (its symbol; use extern "C" to avoid C++ mangling).
+    /// Print one JSON object instead of the text.
     #[arg(long)]
-    pub kernel: String,
-    /// Grid in blocks: X,Y,Z.
-    #[arg(long, value_parser = parse_dim3, default_value = "1,1,1")]
-    pub grid: [u32; 3],
-    /// Block in threads: X,Y,Z.
-    #[arg(long, value_parser = parse_dim3, default_value = "1,1,1")]
-    pub block: [u32; 3],
-    /// Kernel arguments in order: u32:N, i32:N, u64:N, f32:X, or buf:BYTES (a zeroed
-    /// buffer of BYTES, passed as its address; printed after the run).
-    #[arg(long = "arg")]
-    pub args: Vec<String>,
+    pub json: bool,
 }
 
 /// `nvbare bench` options.
@@ -77,47 +132,6 @@ pub struct BenchArgs {
     pub d2d_shape: Option<(u32, u32)>,
 }
 
-/// What a subcommand can fail with.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// An input file could not be read.
-    #[error("{path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A `--arg` is not one of the forms `run` takes.
-    #[error("--arg {0:?}: expected u32:N, i32:N, u64:N, f32:X or buf:BYTES")]
-    BadArg(String),
-    /// `--tune` / `NVBARE_TUNE` names an unknown override.
-    #[error("{0}")]
-    BadTune(String),
-    /// The GPU layer failed.
-    #[error(transparent)]
-    Gpu(#[from] nvk::Error),
-}
-
-impl From<nvbare_core::shared::SharedMemError> for CliError {
-    fn from(e: nvbare_core::shared::SharedMemError) -> Self {
-        Self::Gpu(e.into())
-    }
-}
-
-fn parse_dim3(s: &str) -> Result<[u32; 3], String> {
-    let v: Vec<u32> = s
-        .split(',')
-        .map(|p| p.trim().parse::<u32>().map_err(|e| format!("{p:?}: {e}")))
-        .collect::<Result<_, _>>()?;
-    match v[..] {
-        [x] => Ok([x, 1, 1]),
-        [x, y] => Ok([x, y, 1]),
-        [x, y, z] => Ok([x, y, z]),
-        _ => Err(format!("{s:?}: give X, X,Y or X,Y,Z")),
-    }
-}
-
 fn parse_pair(s: &str) -> Result<(u32, u32), String> {
     let (a, b) = s
         .split_once(',')
@@ -126,193 +140,137 @@ fn parse_pair(s: &str) -> Result<(u32, u32), String> {
     Ok((n(a)?, n(b)?))
 }
 
-fn open(a: &GpuArgs) -> Result<Gpu, CliError> {
-    let tuning = LaunchTuning::parse(&a.tune).map_err(|e| CliError::BadTune(e.to_string()))?;
-    let config = GpuConfig {
-        tuning,
-        ..GpuConfig::default()
-    };
-    log::debug!("opening GPU {} ({:?}) with {config:?}", a.device, a.backend);
-    Ok(match a.backend {
-        Backend::Nvk => nvk::open(a.device, config)?,
-    })
+/// `nvbare bench` on an open GPU.
+struct Bench<'a>(&'a BenchArgs);
+
+impl GpuTask for Bench<'_> {
+    type Output = String;
+
+    fn run<B: Backend>(self, gpu: &mut Gpu<B>, _backend: BackendKind) -> Result<String, CliError>
+    where
+        BackendError: From<B::Error>,
+    {
+        let a = self.0;
+        let stopped = |e: BenchError<B::Error>| match e {
+            BenchError::Gpu(e) => Err::<String, _>(e).cli(),
+            BenchError::Stopped { waited_ns } => Err(CliError::Interrupted {
+                during: "benchmarking".into(),
+                waited_ns,
+            }),
+        };
+        if a.study {
+            return crate::study::run(gpu, interrupt::requested).or_else(stopped);
+        }
+        let opts = bench::Options {
+            launch_only: a.launch_only,
+            d2d_kernel: a.d2d_kernel.clone(),
+            d2d_shape: a.d2d_shape,
+            stop: interrupt::requested,
+        };
+        bench::run(gpu, &opts)
+            .map(|f| {
+                if a.json {
+                    f.to_json() + "\n"
+                } else {
+                    f.to_table() + "\n"
+                }
+            })
+            .or_else(stopped)
+    }
 }
 
-/// `nvbare info`.
-pub fn info(a: &GpuArgs) -> Result<(), CliError> {
-    let gpu = open(a)?;
-    let i = gpu.info();
-    let pci = i.pci.map(|p| p.to_string()).unwrap_or_default();
-    println!(
-        "gpu           {} ({pci}, device id {:#06x})",
-        i.name, i.device_id
-    );
-    println!("backend       nvk ({})", i.rm);
-    let g = gpu.gr();
-    println!(
-        "sm            sm_{}, {} SMs enabled ({} GPCs x {} TPCs x {} SMs per TPC in the design)",
-        gpu.sm(),
-        g.sm_count,
-        g.gpcs,
-        g.tpcs_per_gpc,
-        g.sms_per_tpc
-    );
-    println!("vram          {} MiB", i.vram_bytes >> 20);
-    let c = gpu.objects().classes;
-    println!(
-        "classes       gpfifo {:#06x}, compute {:#06x}, copy {:#06x}, usermode {:#06x}",
-        c.gpfifo, c.compute, c.copy, c.usermode
-    );
-    let ch = gpu.channels();
-    match ch.copy_engine {
-        Some(ce) => println!("copy channel  own channel group on COPY{ce} (runs beside compute)"),
-        None if ch.copy_refusals.is_empty() => {
-            println!(
-                "copy channel  in the graphics channel group (no asynchronous copy engine tried)"
-            )
+fn print(out: &mut impl Write, text: &str) -> Result<(), CliError> {
+    out.write_all(text.as_bytes()).map_err(CliError::Output)
+}
+
+/// Runs `command`, its output to `out` (warnings go to stderr).
+pub fn dispatch(command: Command, out: &mut impl Write) -> Result<(), CliError> {
+    match command {
+        Command::List(a) => print(out, &setup::list(&crate::pci::Sysfs::system(), &a)?),
+        Command::Bind { bdf } => print(out, &format!("{}\n", crate::setup::bind(&bdf)?)),
+        Command::Unbind { bdf } => print(out, &format!("{}\n", crate::setup::unbind(&bdf)?)),
+        Command::Firmware { command } => Ok(nvbare_firmware_fetch::run(command)?),
+        Command::Info(a) => {
+            interrupt::install();
+            print(out, &gpu::with_gpu(&a.gpu, gpu::Info { json: a.json })?)
         }
-        None => {
-            let why: Vec<String> = ch
-                .copy_refusals
-                .iter()
-                .map(|r| format!("COPY{}: {}: {}", r.engine, r.step, r.error))
-                .collect();
-            println!(
-                "copy channel  in the graphics channel group ({})",
-                why.join("; ")
+        Command::Run(a) => {
+            let plan = run::RunPlan::new(&a)?;
+            for w in &plan.warnings {
+                eprintln!("nvbare: warning: {w}");
+            }
+            interrupt::install();
+            let lines = gpu::with_gpu(&a.gpu, plan)?;
+            print(out, &(lines.join("\n") + "\n"))
+        }
+        Command::Bench(a) => {
+            interrupt::install();
+            print(out, &gpu::with_gpu(&a.gpu, Bench(&a))?)
+        }
+        Command::Sim {
+            command: setup::SimCommand::Serve(a),
+        } => {
+            interrupt::install();
+            setup::sim_serve(&a, interrupt::requested, out).map(|_| ())
+        }
+        Command::Explain { code } => print(out, &codes::explain(code.as_deref())?),
+        Command::Completions { shell } => help::completions(shell, out),
+        Command::Man { dir } => help::man(dir.as_deref(), out),
+    }
+}
+
+/// The line `nvbare` prints for `e` (more lines follow for a fault report).
+pub fn error_text(e: &CliError) -> String {
+    format!("nvbare: error[{}]: {e}", e.code().code)
+}
+
+/// `nvbare`'s `main`: parses the command line, sets up logging, runs the command and prints
+/// its error, if any, with its code. Exit status: 0, 1 for an error, 2 for a command line
+/// that is not understood, 130 after Ctrl-C.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            let _ = e.print();
+            eprintln!(
+                "nvbare: error[{}]: {}",
+                codes::USAGE.code,
+                codes::USAGE.title
             );
+            return ExitCode::from(2);
         }
-    }
-    let names: Vec<String> = gpu
-        .objects()
-        .class_list
-        .iter()
-        .map(|&id| match nvbare_gsp::rm::classes::name_of(id) {
-            Some(n) => format!("{n} {id:#06x}"),
-            None => format!("{id:#06x}"),
-        })
-        .collect();
-    println!("class list    {}", names.join(", "));
-    Ok(())
-}
-
-fn parse_arg(
-    gpu: &mut Gpu,
-    spec: &str,
-    out: &mut Vec<u8>,
-    bufs: &mut Vec<(String, nvk::Buffer)>,
-) -> Result<(), CliError> {
-    let bad = || CliError::BadArg(spec.to_owned());
-    let (kind, val) = spec.split_once(':').ok_or_else(bad)?;
-    let align = |out: &mut Vec<u8>, n: usize| out.resize(out.len().next_multiple_of(n), 0);
-    match kind {
-        "u32" => {
-            align(out, 4);
-            out.extend(val.parse::<u32>().map_err(|_| bad())?.to_le_bytes())
-        }
-        "i32" => {
-            align(out, 4);
-            out.extend(val.parse::<i32>().map_err(|_| bad())?.to_le_bytes())
-        }
-        "f32" => {
-            align(out, 4);
-            out.extend(val.parse::<f32>().map_err(|_| bad())?.to_le_bytes())
-        }
-        "u64" => {
-            align(out, 8);
-            out.extend(val.parse::<u64>().map_err(|_| bad())?.to_le_bytes())
-        }
-        "buf" => {
-            let n: u64 = val.parse().map_err(|_| bad())?;
-            let b = gpu.alloc(n.max(4), Placement::Host, true)?;
-            let len = b.size() as usize;
-            nvk::view(&b)?.fill(0, len, 0)?;
-            align(out, 8);
-            out.extend(b.gpu_va().to_le_bytes());
-            bufs.push((spec.to_owned(), b));
-        }
-        _ => return Err(bad()),
-    }
-    Ok(())
-}
-
-/// `nvbare run`.
-pub fn run(a: &RunArgs) -> Result<(), CliError> {
-    let elf = std::fs::read(&a.cubin).map_err(|source| CliError::Read {
-        path: a.cubin.display().to_string(),
-        source,
-    })?;
-    let mut gpu = open(&a.gpu)?;
-    let k = gpu.load(&elf, &a.kernel)?;
-    let mut params = Vec::new();
-    let mut bufs = Vec::new();
-    for spec in &a.args {
-        parse_arg(&mut gpu, spec, &mut params, &mut bufs)?;
-    }
-    params.resize(params.len().next_multiple_of(4), 0);
-    params.truncate(k.info.param_size as usize);
-    let t = std::time::Instant::now();
-    let f = gpu.launch(&k, a.grid, a.block, &params)?;
-    gpu.wait(f)?;
-    println!(
-        "{} grid {:?} block {:?}: done in {:.1} us",
-        a.kernel,
-        a.grid,
-        a.block,
-        t.elapsed().as_secs_f64() * 1e6
-    );
-    log::debug!("compute timeline at {}", gpu.completed(Engine::Compute));
-    for (spec, b) in &bufs {
-        let mut head = vec![0u8; (b.size() as usize).min(64)];
-        nvk::view(b)?.read(0, &mut head)?;
-        let words: Vec<String> = head
-            .chunks_exact(4)
-            .map(|c| format!("{:08x}", u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect();
-        println!("{spec}: {}", words.join(" "));
-    }
-    Ok(())
-}
-
-/// `nvbare bench`.
-pub fn bench(a: &BenchArgs) -> Result<(), CliError> {
-    let mut gpu = open(&a.gpu)?;
-    if a.study {
-        print!("{}", crate::study::run(&mut gpu)?);
-        return Ok(());
-    }
-    let opts = bench::Options {
-        launch_only: a.launch_only,
-        d2d_kernel: a.d2d_kernel.clone(),
-        d2d_shape: a.d2d_shape,
     };
-    let f = bench::run(&mut gpu, &opts)?;
-    if a.json {
-        println!("{}", f.to_json());
-    } else {
-        println!("{}", f.to_table());
+    let level = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .format_timestamp_micros()
+        .init();
+    match dispatch(cli.command, &mut std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", error_text(&e));
+            log::debug!("{e:?}");
+            match e {
+                // CAST: 130 fits a u8.
+                CliError::Interrupted { .. } => ExitCode::from(interrupt::EXIT_INTERRUPTED as u8),
+                _ => ExitCode::FAILURE,
+            }
+        }
     }
-    Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::{parse_dim3, parse_pair};
-
-    #[test]
-    fn dim3_takes_one_to_three_numbers() {
-        assert_eq!(parse_dim3("256"), Ok([256, 1, 1]));
-        assert_eq!(parse_dim3("4,2"), Ok([4, 2, 1]));
-        assert_eq!(parse_dim3("4, 2, 3"), Ok([4, 2, 3]));
-        assert!(parse_dim3("1,2,3,4").is_err());
-        assert!(parse_dim3("x").is_err());
-        assert!(parse_dim3("").is_err());
-    }
-
-    #[test]
-    fn d2d_shape_is_two_numbers() {
-        assert_eq!(parse_pair("8,512"), Ok((8, 512)));
-        assert!(parse_pair("8").is_err());
-        assert!(parse_pair("a,1").is_err());
-    }
-}
+mod tests;

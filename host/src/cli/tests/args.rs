@@ -7,8 +7,9 @@ use super::super::args::{
     ArgError, ArgValue, BufferArg, Contents, KernelArg, PackError, check_names, pack, parse_arg,
     parse_dump, parse_out,
 };
+use super::super::run::RunPlan;
 use super::super::values::{DumpFormat, ElemType, parse_bytes};
-use super::{plan, plan_error, run_args};
+use super::{cli_cubin, plan, plan_error, run_args, run_args_with};
 
 fn scalar(text: &str) -> (ElemType, Vec<u8>) {
     match parse_arg(text).expect(text).value {
@@ -481,4 +482,76 @@ fn bad_command_lines_are_usage_errors_before_anything_runs() {
     ] {
         assert!(super::Cli::try_parse_from(argv).is_err(), "{argv:?}");
     }
+}
+
+#[test]
+fn the_transcripts_kernels_plan_with_the_cubins_parameter_layout() {
+    // saxpy_shared(unsigned n, float a, const float *x, float *y): 4, 4, 8, 8 bytes.
+    let args = run_args_with(
+        &cli_cubin(),
+        &[
+            "--kernel",
+            "saxpy_shared",
+            "--grid",
+            "16",
+            "--block",
+            "256",
+            "--shared",
+            "1K",
+            "--arg",
+            "n=u32:4096",
+            "--arg",
+            "a=f32:2.5",
+            "--arg",
+            "x=buf:16K:f32:fill=iota",
+            "--arg",
+            "y=buf:16K:f32:fill=1:vram",
+        ],
+    );
+    let p = RunPlan::new(&args).unwrap();
+    assert_eq!(p.params.len(), 24);
+    assert_eq!(
+        &p.params[..8],
+        &[4096u32.to_le_bytes(), 2.5f32.to_le_bytes()].concat()[..]
+    );
+    let offsets: Vec<_> = p.buffers.iter().map(|b| b.param_offset).collect();
+    assert_eq!(offsets, [Some(8), Some(16)]);
+    assert_eq!(
+        p.buffers[1].init.as_deref().map(<[u8]>::len),
+        Some(16 << 10)
+    );
+    // Its argument list is checked against the cubin's: a 4-byte x is refused.
+    let mut bad = args;
+    bad.args[2] = "x=u32:0".into();
+    let e = RunPlan::new(&bad).unwrap_err();
+    assert_eq!(e.code().code, "NVB-E007", "{e}");
+    // oob_shared's static array counts against --shared's limit; trap_in_warp takes a u32.
+    let (code, _) = {
+        let e = RunPlan::new(&run_args_with(
+            &cli_cubin(),
+            &[
+                "--kernel",
+                "oob_shared",
+                "--arg",
+                "u32:1",
+                "--shared",
+                "227K",
+            ],
+        ))
+        .unwrap_err();
+        (e.code().code, e.to_string())
+    };
+    assert_eq!(code, "NVB-E012");
+    RunPlan::new(&run_args_with(
+        &cli_cubin(),
+        &[
+            "--kernel",
+            "trap_in_warp",
+            "--block",
+            "256",
+            "--arg",
+            "u32:3",
+        ],
+    ))
+    .unwrap();
 }

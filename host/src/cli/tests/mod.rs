@@ -20,9 +20,21 @@ fn bench_cubin() -> PathBuf {
     ))
 }
 
+/// The transcript's cubin (`host/data/cli_kernels.cu`).
+fn cli_cubin() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/data/cli_kernels.sm_90.cubin"
+    ))
+}
+
 /// `nvbare run <bench cubin> ARGS...` as clap reads it.
 fn run_args(args: &[&str]) -> RunArgs {
-    let cubin = bench_cubin();
+    run_args_with(&bench_cubin(), args)
+}
+
+/// `nvbare run CUBIN ARGS...` as clap reads it.
+fn run_args_with(cubin: &std::path::Path, args: &[&str]) -> RunArgs {
     let mut argv = vec!["nvbare", "run", cubin.to_str().expect("utf-8 path")];
     argv.extend_from_slice(args);
     match Cli::try_parse_from(argv).expect("parses").command {

@@ -101,7 +101,10 @@ pub fn with_gpu<T: GpuTask>(args: &GpuArgs, task: T) -> Result<T::Output, CliErr
     match target {
         Target::Nvk(index) => {
             let mut gpu = nvk::open(index, config).cli()?;
+            let arch = arch_of(&gpu);
+            // A fault anywhere in the task reads with this GPU's names for its codes.
             task.run(&mut gpu, args.backend)
+                .map_err(|e| e.name_faults(arch, None))
         }
     }
 }

@@ -93,7 +93,10 @@ pub enum CliError {
         expected: &'static str,
     },
     /// The user pressed Ctrl-C (or sent SIGTERM) during a wait or a loop.
-    #[error("interrupted after {} {during}; the GPU was released", Nanos(*waited_ns))]
+    #[error(
+        "interrupted {}{during}; the GPU was released",
+        if *waited_ns > 0 { format!("after {} ", Nanos(*waited_ns)) } else { String::new() }
+    )]
     Interrupted {
         /// What was going on.
         during: String,

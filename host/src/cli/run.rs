@@ -371,32 +371,39 @@ fn check_interrupt(during: &str) -> Result<(), CliError> {
 // a copy that takes a minute is a stalled engine, not a large buffer.
 const COPY_TIMEOUT_NS: u64 = 60_000_000_000;
 
-/// Writes `data` into `buf` from byte 0: directly through its CPU view (host memory), or
-/// through a host staging buffer and the copy engine (video memory).
+/// Fills `buf`'s first `len` bytes with `data` (zeros when `None`): directly through its CPU
+/// view (host memory), or through a host staging buffer and the copy engine (video memory).
 fn upload<B: Backend>(
     gpu: &mut Gpu<B>,
     buf: &Buffer<B::Memory>,
-    data: &[u8],
+    data: Option<&[u8]>,
+    len: u64,
 ) -> Result<(), CliError>
 where
     BackendError: From<B::Error>,
 {
+    let put = |v: nvbare_core::gpu::BufferView<'_>| {
+        match data {
+            Some(d) => v.write(0, d),
+            // CAST: buffer sizes fit usize.
+            None => v.fill(0, len as usize, 0),
+        }
+        .map_err(|e| CliError::Gpu(e.into()))
+    };
     if let Some(v) = buf.view() {
-        return v.write(0, data).map_err(|e| CliError::Gpu(e.into()));
+        return put(v);
     }
-    let len = data.len() as u64;
     let staging = gpu.alloc(len, Placement::Host, true).cli()?;
     let r = (|| {
-        let v = staging
+        put(staging
             .view()
             .ok_or(CliError::Gpu(nvbare_core::gpu::GpuError::NoCpuView(
                 staging.gpu_va(),
-            )))?;
-        v.write(0, data).map_err(|e| CliError::Gpu(e.into()))?;
+            )))?)?;
         let f = gpu.copy(buf.gpu_va(), staging.gpu_va(), len).cli()?;
         wait(gpu, f, COPY_TIMEOUT_NS, "copying a buffer to video memory")
     })();
-    // The copy finished (or failed, or was interrupted: then the GPU is torn down next).
+    // After a failure the copy may still run: the staging memory goes with the teardown.
     if r.is_ok() {
         gpu.free(staging);
     }
@@ -452,21 +459,17 @@ impl RunPlan {
     {
         let mut params = self.params.clone();
         for b in &self.buffers {
-            check_interrupt("preparing the buffers")?;
+            check_interrupt("while preparing the buffers")?;
             let buf = gpu.alloc(b.size, b.placement, false).cli()?;
             bufs.push(buf);
             // PANIC-free: just pushed.
             let buf = &bufs[bufs.len() - 1];
-            match &b.init {
-                Some(data) => upload(gpu, buf, data)?,
-                // CAST: buffer sizes fit usize.
-                None => upload(gpu, buf, &vec![0u8; b.size as usize])?,
-            }
+            upload(gpu, buf, b.init.as_deref(), b.size)?;
             if let Some(o) = b.param_offset {
                 params[o..o + 8].copy_from_slice(&buf.gpu_va().to_le_bytes());
             }
         }
-        check_interrupt("preparing the buffers")?;
+        check_interrupt("while preparing the buffers")?;
         let start = Instant::now();
         let f = gpu.launch_with(kernel, &self.cfg, &params).cli()?;
         let code = kernel.code_range().map(|(start, len)| FaultKernel {

@@ -111,6 +111,14 @@ fn a_stall_and_an_interruption_say_how_long_they_waited() {
         "nvbare: error[NVB-E015]: interrupted after 1.5 s waiting for kernel spin; the GPU was \
          released"
     );
+    let e = CliError::Interrupted {
+        during: "while preparing the buffers".into(),
+        waited_ns: 0,
+    };
+    assert_eq!(
+        e.to_string(),
+        "interrupted while preparing the buffers; the GPU was released"
+    );
 }
 
 #[test]

@@ -379,6 +379,23 @@ pub enum PackError {
         /// The parameters' sizes, when the cubin lists them.
         layout: String,
     },
+    /// The cubin lists a parameter outside the kernel's parameter block.
+    #[error(
+        "kernel {kernel}'s parameter {index} is listed at offset {offset} ({size} bytes), past \
+         its {param_size}-byte parameter block; the cubin is corrupt: recompile it"
+    )]
+    BadLayout {
+        /// The kernel.
+        kernel: String,
+        /// The parameter's position.
+        index: usize,
+        /// Its offset.
+        offset: usize,
+        /// Its size.
+        size: usize,
+        /// The block's size.
+        param_size: usize,
+    },
     /// An argument's size differs from its parameter's.
     #[error(
         "argument {arg} is {given} bytes, parameter {index} of kernel {kernel} is {expected} \
@@ -424,6 +441,17 @@ pub fn pack(
 ) -> Result<Packing, PackError> {
     let mut offsets = Vec::new();
     if !params.is_empty() {
+        for (index, &(offset, size)) in params.iter().enumerate() {
+            if offset.checked_add(size).is_none_or(|end| end > param_size) {
+                return Err(PackError::BadLayout {
+                    kernel: kernel.to_owned(),
+                    index,
+                    offset,
+                    size,
+                    param_size,
+                });
+            }
+        }
         for (i, (a, &(offset, size))) in args.iter().zip(params).enumerate() {
             if a.param_size() != size {
                 return Err(PackError::SizeMismatch {

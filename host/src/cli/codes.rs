@@ -12,7 +12,7 @@ use nvbare_core::rm::FaultReport;
 use nvbare_firmware_fetch::FetchError;
 use nvbare_sim::remote::ServeError;
 
-use super::args::ArgError;
+use super::args::{ArgError, PackError};
 use super::error::{BackendError, CliError};
 use crate::nvk::NvkError;
 use crate::setup::SetupError;
@@ -199,7 +199,8 @@ impl CliError {
                 ArgError::DuplicateName { .. } => ARG_NAME,
                 ArgError::Reference { .. } => ARG_REF,
             },
-            CliError::Params(_) => PARAMS,
+            CliError::Params(PackError::BadLayout { .. }) => CUBIN,
+            CliError::Params(PackError::TooFew { .. } | PackError::SizeMismatch { .. }) => PARAMS,
             CliError::Cubin { source, .. } => cubin_code(source),
             CliError::Launch { .. } => LAUNCH,
             CliError::Tune { .. } => TUNE,

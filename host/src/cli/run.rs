@@ -301,9 +301,10 @@ impl RunPlan {
                             }
                             (data.len() as u64, Some(data))
                         }
-                        // PANIC-free: parse_buffer gives every non-file buffer a size.
+                        // parse_buffer gives every buffer not read from a file a size of
+                        // at least 1; the fallback is never used.
                         _ => {
-                            let size = b.size.unwrap_or(4);
+                            let size = b.size.unwrap_or(1);
                             (size, initial_bytes(b, size))
                         }
                     };
@@ -317,6 +318,7 @@ impl RunPlan {
                 }
             }
         }
+        // CAST: parse_seconds bounds it to a day, 8.64e13 ns.
         let timeout_ns = (a.timeout * 1e9) as u64;
         Ok(RunPlan {
             elf,

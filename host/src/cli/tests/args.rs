@@ -218,6 +218,9 @@ fn packing_follows_the_kernels_parameter_list() {
             .contains("takes 28 bytes of parameters (4 parameters of 8, 8, 8, 4 bytes)"),
         "{e}"
     );
+    // A list that runs past the block is the cubin's fault, not the arguments'.
+    let e = pack("k", 8, &[(0, 8), (8, 8)], &args(&["u64:1", "u64:2"])).unwrap_err();
+    assert!(matches!(e, PackError::BadLayout { index: 1, .. }), "{e}");
     // Without the cubin's list: as C lays out the types (u8 at 0, u64 at 8, u16 at 16).
     let a = args(&["u8:1", "u64:2", "u16:3"]);
     let p = pack("k", 18, &[], &a).unwrap();

@@ -4,6 +4,8 @@
 //! layout, the launch shape against the cubin's SM, the output files. Only then is the GPU
 //! opened ([`RunPlan`] is a [`GpuTask`]).
 
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -121,8 +123,8 @@ pub struct PlannedBuffer {
     pub size: u64,
     /// Video or host memory.
     pub placement: Placement,
-    /// Its initial bytes (`None`: zeros).
-    pub init: Option<Vec<u8>>,
+    /// Its initial bytes.
+    pub init: Init,
     /// Where its address goes in the parameter block (`None`: past the kernel's parameters).
     pub param_offset: Option<usize>,
 }
@@ -185,15 +187,64 @@ fn check_writable(path: &Path) -> Result<(), CliError> {
         .map_err(|e| fail(format!("{} is not writable ({e})", target.display())))
 }
 
-/// The bytes a buffer starts with, `None` for zeros.
-fn initial_bytes(a: &args::BufferArg, size: u64) -> Option<Vec<u8>> {
-    let ty = a.elem.unwrap_or(ElemType::U32);
-    // CAST: buffer sizes are allocated in this process, so they fit usize.
-    let n = size as usize / ty.size();
-    match &a.contents {
-        Contents::Zeroed | Contents::File(_) => None,
-        Contents::Iota => Some((0..n as u64).flat_map(|i| ty.iota(i)).collect()),
-        Contents::Value(v) => Some(v.repeat(n)),
+/// What a buffer holds before the launch, produced a chunk at a time (a filled buffer of
+/// gigabytes is never built in memory whole).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    /// Zeros.
+    Zeros,
+    /// A file's bytes (read when the run is planned).
+    Bytes(Vec<u8>),
+    /// Element `i` is `i`.
+    Iota(ElemType),
+    /// One element, repeated.
+    Repeat(Vec<u8>),
+}
+
+impl Init {
+    fn of(a: &args::BufferArg) -> Init {
+        match &a.contents {
+            Contents::Zeroed | Contents::File(_) => Init::Zeros,
+            Contents::Iota => Init::Iota(a.elem.unwrap_or(ElemType::U32)),
+            Contents::Value(v) => Init::Repeat(v.clone()),
+        }
+    }
+
+    /// Bytes `offset..offset + out.len()` of the buffer (`offset` a multiple of 8, so of
+    /// every element size).
+    pub fn fill(&self, offset: u64, out: &mut [u8]) {
+        match self {
+            Init::Zeros => out.fill(0),
+            Init::Bytes(data) => {
+                // CAST: offsets inside a file this process read fit usize.
+                let at = (offset as usize).min(data.len());
+                let n = out.len().min(data.len() - at);
+                out[..n].copy_from_slice(&data[at..at + n]);
+                out[n..].fill(0);
+            }
+            Init::Iota(t) => {
+                let size = t.size();
+                for (j, chunk) in out.chunks_mut(size).enumerate() {
+                    let index = offset / size as u64 + j as u64;
+                    let bytes = t.iota(index);
+                    chunk.copy_from_slice(&bytes[..chunk.len()]);
+                }
+            }
+            Init::Repeat(v) => {
+                for (j, b) in out.iter_mut().enumerate() {
+                    // CAST: the position within one element.
+                    *b = v[((offset + j as u64) % v.len() as u64) as usize];
+                }
+            }
+        }
+    }
+
+    /// The first `len` bytes (for tests and small buffers).
+    pub fn bytes(&self, len: u64) -> Vec<u8> {
+        // CAST: a length this process holds in memory.
+        let mut out = vec![0; len as usize];
+        self.fill(0, &mut out);
+        out
     }
 }
 
@@ -299,13 +350,13 @@ impl RunPlan {
                                     ),
                                 }));
                             }
-                            (data.len() as u64, Some(data))
+                            (data.len() as u64, Init::Bytes(data))
                         }
                         // parse_buffer gives every buffer not read from a file a size of
                         // at least 1; the fallback is never used.
                         _ => {
                             let size = b.size.unwrap_or(1);
-                            (size, initial_bytes(b, size))
+                            (size, Init::of(b))
                         }
                     };
                     buffers.push(PlannedBuffer {
@@ -373,47 +424,113 @@ fn check_interrupt(during: &str) -> Result<(), CliError> {
 // a copy that takes a minute is a stalled engine, not a large buffer.
 const COPY_TIMEOUT_NS: u64 = 60_000_000_000;
 
-/// Fills `buf`'s first `len` bytes with `data` (zeros when `None`): directly through its CPU
+/// Bytes moved per step between the CPU and a buffer (and per staging copy).
+const CHUNK: u64 = 16 << 20;
+
+fn memory_error(e: nvbare_core::shared::SharedMemError) -> CliError {
+    CliError::Gpu(e.into())
+}
+
+/// A host staging buffer for a transfer of `len` bytes to or from video memory, and its view.
+fn staging<B: Backend>(gpu: &mut Gpu<B>, len: u64) -> Result<Buffer<B::Memory>, CliError>
+where
+    BackendError: From<B::Error>,
+{
+    gpu.alloc(len.min(CHUNK), Placement::Host, true).cli()
+}
+
+fn view_of<M>(buf: &Buffer<M>) -> Result<nvbare_core::gpu::BufferView<'_>, CliError> {
+    buf.view()
+        .ok_or(CliError::Gpu(nvbare_core::gpu::GpuError::NoCpuView(
+            buf.gpu_va(),
+        )))
+}
+
+/// Fills `buf`'s first `len` bytes from `init`, a chunk at a time: directly through its CPU
 /// view (host memory), or through a host staging buffer and the copy engine (video memory).
 fn upload<B: Backend>(
     gpu: &mut Gpu<B>,
     buf: &Buffer<B::Memory>,
-    data: Option<&[u8]>,
+    init: &Init,
     len: u64,
 ) -> Result<(), CliError>
 where
     BackendError: From<B::Error>,
 {
-    let put = |v: nvbare_core::gpu::BufferView<'_>| {
-        match data {
-            Some(d) => v.write(0, d),
-            // CAST: buffer sizes fit usize.
-            None => v.fill(0, len as usize, 0),
-        }
-        .map_err(|e| CliError::Gpu(e.into()))
-    };
+    let mut chunk = vec![0u8; len.min(CHUNK) as usize];
     if let Some(v) = buf.view() {
-        return put(v);
+        for at in (0..len).step_by(CHUNK as usize) {
+            check_interrupt("while filling the buffers")?;
+            // CAST: at most CHUNK.
+            let n = (len - at).min(CHUNK) as usize;
+            init.fill(at, &mut chunk[..n]);
+            // CAST: offsets inside a mapped buffer fit usize.
+            v.write(at as usize, &chunk[..n]).map_err(memory_error)?;
+        }
+        return Ok(());
     }
-    let staging = gpu.alloc(len, Placement::Host, true).cli()?;
-    let r = (|| {
-        put(staging
-            .view()
-            .ok_or(CliError::Gpu(nvbare_core::gpu::GpuError::NoCpuView(
-                staging.gpu_va(),
-            )))?)?;
-        let f = gpu.copy(buf.gpu_va(), staging.gpu_va(), len).cli()?;
-        wait(gpu, f, COPY_TIMEOUT_NS, "copying a buffer to video memory")
-    })();
-    // After a failure the copy may still run: the staging memory goes with the teardown.
-    if r.is_ok() {
-        gpu.free(staging);
+    let stage = staging(gpu, len)?;
+    for at in (0..len).step_by(CHUNK as usize) {
+        // CAST: at most CHUNK.
+        let n = (len - at).min(CHUNK) as usize;
+        init.fill(at, &mut chunk[..n]);
+        view_of(&stage)?
+            .write(0, &chunk[..n])
+            .map_err(memory_error)?;
+        let f = gpu
+            .copy(buf.gpu_va() + at, stage.gpu_va(), n as u64)
+            .cli()?;
+        // After a failure the copy may still run: the staging memory goes with the teardown.
+        wait(gpu, f, COPY_TIMEOUT_NS, "copying a buffer to video memory")?;
     }
-    r
+    gpu.free(stage);
+    Ok(())
 }
 
-/// The first `len` bytes of `buf` (see [`upload`]).
+/// Buffer `buf`'s first `len` bytes, a chunk at a time, to `sink` (see [`upload`]).
 fn download<B: Backend>(
+    gpu: &mut Gpu<B>,
+    buf: &Buffer<B::Memory>,
+    len: u64,
+    mut sink: impl FnMut(&[u8]) -> Result<(), CliError>,
+) -> Result<(), CliError>
+where
+    BackendError: From<B::Error>,
+{
+    let mut chunk = vec![0u8; len.min(CHUNK) as usize];
+    if let Some(v) = buf.view() {
+        for at in (0..len).step_by(CHUNK as usize) {
+            // CAST: at most CHUNK; offsets inside a mapped buffer fit usize.
+            let n = (len - at).min(CHUNK) as usize;
+            v.read(at as usize, &mut chunk[..n]).map_err(memory_error)?;
+            sink(&chunk[..n])?;
+        }
+        return Ok(());
+    }
+    let stage = staging(gpu, len)?;
+    for at in (0..len).step_by(CHUNK as usize) {
+        // CAST: at most CHUNK.
+        let n = (len - at).min(CHUNK) as usize;
+        let f = gpu
+            .copy(stage.gpu_va(), buf.gpu_va() + at, n as u64)
+            .cli()?;
+        wait(
+            gpu,
+            f,
+            COPY_TIMEOUT_NS,
+            "copying a buffer from video memory",
+        )?;
+        view_of(&stage)?
+            .read(0, &mut chunk[..n])
+            .map_err(memory_error)?;
+        sink(&chunk[..n])?;
+    }
+    gpu.free(stage);
+    Ok(())
+}
+
+/// A buffer's first `len` bytes in memory.
+fn download_head<B: Backend>(
     gpu: &mut Gpu<B>,
     buf: &Buffer<B::Memory>,
     len: u64,
@@ -421,32 +538,12 @@ fn download<B: Backend>(
 where
     BackendError: From<B::Error>,
 {
-    // CAST: buffers of this process fit usize.
-    let mut out = vec![0u8; len as usize];
-    if let Some(v) = buf.view() {
-        v.read(0, &mut out).map_err(|e| CliError::Gpu(e.into()))?;
-        return Ok(out);
-    }
-    let staging = gpu.alloc(len, Placement::Host, true).cli()?;
-    let r = (|| {
-        let f = gpu.copy(staging.gpu_va(), buf.gpu_va(), len).cli()?;
-        wait(
-            gpu,
-            f,
-            COPY_TIMEOUT_NS,
-            "copying a buffer from video memory",
-        )?;
-        let v = staging
-            .view()
-            .ok_or(CliError::Gpu(nvbare_core::gpu::GpuError::NoCpuView(
-                staging.gpu_va(),
-            )))?;
-        v.read(0, &mut out).map_err(|e| CliError::Gpu(e.into()))
-    })();
-    if r.is_ok() {
-        gpu.free(staging);
-    }
-    r.map(|()| out)
+    let mut out = Vec::new();
+    download(gpu, buf, len, |c| {
+        out.extend_from_slice(c);
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 impl RunPlan {
@@ -466,7 +563,7 @@ impl RunPlan {
             bufs.push(buf);
             // PANIC-free: just pushed.
             let buf = &bufs[bufs.len() - 1];
-            upload(gpu, buf, b.init.as_deref(), b.size)?;
+            upload(gpu, buf, &b.init, b.size)?;
             if let Some(o) = b.param_offset {
                 params[o..o + 8].copy_from_slice(&buf.gpu_va().to_le_bytes());
             }
@@ -508,23 +605,27 @@ impl RunPlan {
         };
         for &(arg, format) in &self.dumps {
             let (i, b) = buffer_of(arg);
-            let want = (self.dump_count * format.size()) as u64;
-            let head = download(gpu, &bufs[i], want.min(b.size))?;
+            let want = (self.dump_count.saturating_mul(format.size())) as u64;
+            let head = download_head(gpu, &bufs[i], want.min(b.size))?;
             // CAST: buffer sizes fit usize.
             let text = format.head(&head, b.size as usize / format.size());
             out.push(format!("{} [{format}]: {text}", self.args[arg].label(arg)));
         }
         for (arg, path) in &self.outs {
             let (i, b) = buffer_of(*arg);
-            let data = download(gpu, &bufs[i], b.size)?;
-            std::fs::write(path, &data).map_err(|e| CliError::Write {
+            let write_err = |e: std::io::Error| CliError::Write {
                 path: path.clone(),
                 why: e.to_string(),
                 source: Some(e),
+            };
+            let mut file = std::io::BufWriter::new(File::create(path).map_err(write_err)?);
+            download(gpu, &bufs[i], b.size, |c| {
+                file.write_all(c).map_err(write_err)
             })?;
+            file.flush().map_err(write_err)?;
             out.push(format!(
                 "wrote {} bytes of {} to {}",
-                data.len(),
+                b.size,
                 self.args[*arg].label(*arg),
                 path.display()
             ));

@@ -7,7 +7,7 @@ use super::super::args::{
     ArgError, ArgValue, BufferArg, Contents, KernelArg, PackError, check_names, pack, parse_arg,
     parse_dump, parse_out,
 };
-use super::super::run::RunPlan;
+use super::super::run::{Init, RunPlan};
 use super::super::values::{DumpFormat, ElemType, parse_bytes};
 use super::{cli_cubin, plan, plan_error, run_args, run_args_with};
 
@@ -292,12 +292,12 @@ fn a_run_is_planned_before_any_gpu_with_fills_offsets_and_files() {
     assert_eq!(p.params.len(), 28);
     assert_eq!(&p.params[24..28], &16i32.to_le_bytes());
     assert_eq!(p.buffers.len(), 3);
-    assert_eq!(p.buffers[0].init.as_deref(), Some(&a[..]));
+    assert_eq!(p.buffers[0].init.bytes(64), a);
     assert_eq!(p.buffers[0].size, 64);
     let iota: Vec<u8> = (0..16u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
-    assert_eq!(p.buffers[1].init.as_deref(), Some(&iota[..]));
+    assert_eq!(p.buffers[1].init.bytes(64), iota);
     assert_eq!(p.buffers[1].placement, Placement::Vram);
-    assert_eq!(p.buffers[2].init, None);
+    assert_eq!(p.buffers[2].init, Init::Zeros);
     let offsets: Vec<_> = p.buffers.iter().map(|b| b.param_offset).collect();
     assert_eq!(offsets, [Some(0), Some(8), Some(16)]);
     assert_eq!(p.outs, [(2, out)]);
@@ -520,8 +520,8 @@ fn the_transcripts_kernels_plan_with_the_cubins_parameter_layout() {
     let offsets: Vec<_> = p.buffers.iter().map(|b| b.param_offset).collect();
     assert_eq!(offsets, [Some(8), Some(16)]);
     assert_eq!(
-        p.buffers[1].init.as_deref().map(<[u8]>::len),
-        Some(16 << 10)
+        p.buffers[1].init,
+        Init::Repeat(1.0f32.to_le_bytes().to_vec())
     );
     // Its argument list is checked against the cubin's: a 4-byte x is refused.
     let mut bad = args;
@@ -557,4 +557,33 @@ fn the_transcripts_kernels_plan_with_the_cubins_parameter_layout() {
         ],
     ))
     .unwrap();
+}
+
+#[test]
+fn initial_contents_come_a_chunk_at_a_time_at_any_offset() {
+    let iota = Init::Iota(ElemType::U16);
+    let mut out = [0u8; 6];
+    iota.fill(8, &mut out);
+    assert_eq!(out, [4, 0, 5, 0, 6, 0]);
+    let rep = Init::Repeat(vec![1, 2, 3, 4]);
+    let mut out = [0u8; 6];
+    rep.fill(8, &mut out);
+    assert_eq!(out, [1, 2, 3, 4, 1, 2]);
+    // A file shorter than the chunk: the rest is zeros.
+    let file = Init::Bytes(vec![9; 10]);
+    let mut out = [7u8; 8];
+    file.fill(8, &mut out);
+    assert_eq!(out, [9, 9, 0, 0, 0, 0, 0, 0]);
+    let mut out = [7u8; 4];
+    file.fill(64, &mut out);
+    assert_eq!(out, [0; 4]);
+    assert_eq!(Init::Zeros.bytes(3), [0, 0, 0]);
+    // The chunked result is the whole one.
+    let f32s = Init::Iota(ElemType::F32);
+    let whole = f32s.bytes(64);
+    let mut pieces = vec![0u8; 64];
+    for at in (0..64).step_by(16) {
+        f32s.fill(at as u64, &mut pieces[at..at + 16]);
+    }
+    assert_eq!(pieces, whole);
 }

@@ -3,7 +3,7 @@
 //! stable code, [`codes`]).
 //!
 //! - [`gpu`]: backend and device options, the one place a GPU is opened, `info`.
-//! - [`run`] (with [`args`] and [`values`]): `nvbare run`.
+//! - [`run`] (with [`args`], [`values`] and [`transfer`]): `nvbare run`.
 //! - [`setup`]: `list`, `bind`, `unbind`, `sim serve`.
 //! - [`error`], [`codes`]: the error type and its codes.
 //! - [`interrupt`]: what Ctrl-C does.
@@ -17,6 +17,7 @@ pub mod help;
 pub mod interrupt;
 pub mod run;
 pub mod setup;
+pub mod transfer;
 pub mod values;
 
 use std::io::Write;

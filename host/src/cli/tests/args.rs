@@ -7,7 +7,8 @@ use super::super::args::{
     ArgError, ArgValue, BufferArg, Contents, KernelArg, PackError, check_names, pack, parse_arg,
     parse_dump, parse_out,
 };
-use super::super::run::{Init, RunPlan};
+use super::super::run::RunPlan;
+use super::super::transfer::Init;
 use super::super::values::{DumpFormat, ElemType, parse_bytes};
 use super::{cli_cubin, plan, plan_error, run_args, run_args_with};
 

@@ -178,12 +178,16 @@ error_codes! {
         "Remove the links made by hand in the cache directory and fetch again.";
 }
 
-/// The code named `code` (`NVB-E104`, `E104` or `104`, any case).
+/// The code named `code` (`NVB-E104`, `E104`, `104`; `E7` and `7` are `NVB-E007`; any case).
 pub fn find(code: &str) -> Option<&'static ErrorCode> {
     let c = code.trim().to_ascii_uppercase();
-    let digits = c.trim_start_matches("NVB-").trim_start_matches('E');
-    ALL.iter()
-        .find(|e| e.code.ends_with(&format!("E{digits}")) && digits.len() == 3)
+    let digits = c.strip_prefix("NVB-").unwrap_or(&c);
+    let digits = digits.strip_prefix('E').unwrap_or(digits);
+    if digits.is_empty() || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let full = format!("NVB-E{digits:0>3}");
+    ALL.iter().find(|e| e.code == full)
 }
 
 impl CliError {

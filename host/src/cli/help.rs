@@ -54,8 +54,12 @@ README.md's Troubleshooting section lists them all.";
 /// `nvbare completions SHELL`.
 pub fn completions(shell: clap_complete::Shell, out: &mut impl Write) -> Result<(), CliError> {
     let mut cmd = Cli::command();
-    clap_complete::generate(shell, &mut cmd, "nvbare", out);
-    out.flush().map_err(CliError::Output)
+    // Into memory first: clap_complete panics when its writer fails (a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "nvbare", &mut script);
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .map_err(CliError::Output)
 }
 
 /// `nvbare man [--dir DIR]`: the roff page of `nvbare` on `out`; with `dir`, that page and
@@ -73,6 +77,7 @@ pub fn man(dir: Option<&std::path::Path>, out: &mut impl Write) -> Result<(), Cl
                 why: e.to_string(),
                 source: Some(e),
             };
+            std::fs::create_dir_all(dir).map_err(write_err)?;
             clap_mangen::generate_to(cmd, dir).map_err(write_err)?;
             let mut pages: Vec<_> = std::fs::read_dir(dir)
                 .map_err(write_err)?

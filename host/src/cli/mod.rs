@@ -261,6 +261,8 @@ pub fn main() -> ExitCode {
         .init();
     match dispatch(cli.command, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`nvbare man | head`): nothing more to say, as other tools.
+        Err(CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", error_text(&e));
             log::debug!("{e:?}");

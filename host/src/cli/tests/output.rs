@@ -168,7 +168,11 @@ fn error_codes_are_unique_well_formed_and_explained() {
         assert!(codes::explain(Some(e.code)).unwrap().contains(e.remedy));
     }
     assert_eq!(codes::find("104"), Some(&codes::STALL));
-    assert!(codes::find("E1044").is_none() && codes::find("NVB-E999").is_none());
+    assert_eq!(codes::find("7"), Some(&codes::PARAMS));
+    assert_eq!(codes::find("e07"), Some(&codes::PARAMS));
+    for bad in ["E1044", "NVB-E999", "", "NVB-", "E", "x7", "-7"] {
+        assert!(codes::find(bad).is_none(), "{bad}");
+    }
     let e = codes::explain(Some("E999")).unwrap_err();
     assert_eq!(e.code(), codes::UNKNOWN_CODE);
     assert_eq!(codes::explain(None).unwrap().lines().count(), 2 * ALL.len());

@@ -18,16 +18,21 @@ fn main() {
     let revision = git(&["rev-parse", "--short=12", "HEAD"]);
     // Rebuild when HEAD moves: HEAD itself (a checkout) and the ref it names (a commit);
     // `--git-path` finds them in a worktree too.
-    for path in ["HEAD", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
+    // Only paths that exist: cargo reruns a build script whose watched path is missing on
+    // every build.
+    let watch = |name: &str| {
+        if let Some(p) = git(&["rev-parse", "--git-path", name])
+            && std::path::Path::new(&p).exists()
+        {
             println!("cargo:rerun-if-changed={p}");
         }
+    };
+    watch("HEAD");
+    watch("packed-refs");
+    if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watch(&head_ref);
     }
-    if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"])
-        && let Some(p) = git(&["rev-parse", "--git-path", &head_ref])
-    {
-        println!("cargo:rerun-if-changed={p}");
-    }
+    println!("cargo:rerun-if-changed=build.rs");
     println!(
         "cargo:rustc-env=NVBARE_GIT_REVISION={}",
         revision.as_deref().unwrap_or("unknown")

@@ -36,8 +36,10 @@ Kernel arguments, in the order of the kernel's C signature (--arg, repeated):
 After the run: --out ARG=FILE writes a buffer's bytes to FILE; --dump ARG[:TYPE|hex]
 prints its first elements (without --dump and --out, every buffer is printed). ARG is an
 argument's NAME or its position among the --args, 0 first.
-Example: nvbare run k.cubin --kernel saxpy --grid 4 --block 256 --shared 1K \\
-  --arg n=u32:1024 --arg a=f32:2 --arg x=buf:@x.bin:f32 --arg y=buf:4K:f32:fill=1 --out y=y.bin";
+Example (host/data/cli_kernels.cu; x.bin holds 4096 floats):
+  nvbare run host/data/cli_kernels.sm_90.cubin --kernel saxpy_shared --grid 16 --block 256 \\
+    --shared 1K --arg n=u32:4096 --arg a=f32:2.5 --arg x=buf:@x.bin:f32 \\
+    --arg y=buf:16K:f32:fill=1:vram --out y=y.bin --dump y";
 
 /// `nvbare run` options.
 #[derive(Args, Debug)]

@@ -588,3 +588,32 @@ fn initial_contents_come_a_chunk_at_a_time_at_any_offset() {
     }
     assert_eq!(pieces, whole);
 }
+
+#[test]
+fn the_example_under_run_help_is_a_valid_run() {
+    let help = super::super::run::ARG_HELP;
+    let example = &help[help.find("Example").expect("an example")..];
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.bin");
+    std::fs::write(&x, vec![0u8; 4096 * 4]).unwrap();
+    let y = dir.path().join("y.bin");
+    let words: Vec<String> = example
+        .lines()
+        .skip(1)
+        .flat_map(|l| l.split_whitespace())
+        .filter(|w| *w != "\\")
+        .map(|w| {
+            w.replace("@x.bin", &format!("@{}", x.display()))
+                .replace("y=y.bin", &format!("y={}", y.display()))
+        })
+        .collect();
+    assert_eq!(
+        &words[..3],
+        ["nvbare", "run", "host/data/cli_kernels.sm_90.cubin"]
+    );
+    let rest: Vec<&str> = words[3..].iter().map(String::as_str).collect();
+    let p = RunPlan::new(&run_args_with(&cli_cubin(), &rest)).unwrap();
+    assert_eq!(p.cfg.dynamic_shared, 1024);
+    assert!(p.warnings.is_empty());
+    assert_eq!(p.outs.len(), 1);
+}

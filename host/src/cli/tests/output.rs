@@ -471,3 +471,26 @@ fn a_missing_kernel_driver_is_nvb_e201() {
     };
     assert_eq!(bad.config().unwrap_err().code(), codes::TUNE);
 }
+
+#[test]
+fn the_first_ctrl_c_sets_the_flag_the_waits_check_and_does_not_end_the_process() {
+    use super::super::interrupt;
+    interrupt::install();
+    assert!(!interrupt::requested());
+    // SIGINT to this test process, as a terminal's Ctrl-C sends it (once: a second one would
+    // end the process, as it should).
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &std::process::id().to_string()])
+        .status();
+    if !sent.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no kill(1) to send the signal with");
+        return;
+    }
+    // TIMEOUT: signal delivery to this process takes microseconds; 5 s is a broken handler.
+    let wait = nvbare_core::hal::Wait::pausing("the SIGINT flag", 5_000_000_000, 1_000_000);
+    let clock = crate::clock::HostClock::new();
+    assert!(
+        nvbare_core::hal::poll_until(&clock, wait, || interrupt::requested().then_some(())).is_ok(),
+        "the handler did not set the flag"
+    );
+}

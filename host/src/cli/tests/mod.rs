@@ -1,8 +1,10 @@
-//! Tests of the command line without a GPU: argument grammar and run plans (`args`), and what
-//! nvbare prints (`output`: fault reports, `--version`, error codes, `list --json`, help).
+//! Tests of the command line without a GPU: the argument grammar (`args`), run plans
+//! (`plan`), and what nvbare prints (`output`: fault reports, `--version`, error codes,
+//! `list --json`, help, Ctrl-C).
 
 mod args;
 mod output;
+mod plan;
 
 use std::path::PathBuf;
 

@@ -60,6 +60,21 @@ impl Arch {
             .find(|arch| arch.boot42_architecture() == value)
     }
 
+    /// The architecture of a GPU whose SMs are `sm` as nvcc numbers them (75 Turing, 80-87
+    /// Ampere, 89 Ada, 90 Hopper, 100-119 data-centre Blackwell, 120-129 client Blackwell): what
+    /// a backend that never reads `BOOT_42` (the kernel-driver path) knows of the chip.
+    pub const fn from_sm_version(sm: u32) -> Option<Arch> {
+        match sm {
+            75 => Some(Arch::Turing),
+            80..=87 => Some(Arch::Ampere),
+            89 => Some(Arch::Ada),
+            90 => Some(Arch::Hopper),
+            100..=119 => Some(Arch::BlackwellGb10x),
+            120..=129 => Some(Arch::BlackwellGb20x),
+            _ => None,
+        }
+    }
+
     /// The hwref name suffix of this architecture (`NV_PMC_BOOT_42_ARCHITECTURE_<suffix>`).
     pub const fn hwref_name(self) -> &'static str {
         match self {
@@ -323,6 +338,16 @@ impl core::error::Error for UnknownChip {}
 mod tests {
     use super::*;
     use alloc::string::ToString;
+
+    #[test]
+    fn sm_versions_name_their_architecture() {
+        assert_eq!(Arch::from_sm_version(90), Some(Arch::Hopper));
+        assert_eq!(Arch::from_sm_version(86), Some(Arch::Ampere));
+        assert_eq!(Arch::from_sm_version(89), Some(Arch::Ada));
+        assert_eq!(Arch::from_sm_version(100), Some(Arch::BlackwellGb10x));
+        assert_eq!(Arch::from_sm_version(120), Some(Arch::BlackwellGb20x));
+        assert_eq!(Arch::from_sm_version(70), None);
+    }
 
     #[test]
     fn chip_ids_are_unique_and_round_trip() {

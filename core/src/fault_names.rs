@@ -48,6 +48,18 @@ const fn code(value: u32, name: &'static str, meaning: &'static str) -> CodeName
 /// The warp ESR's error field: bits 15:0 (`..._hww_warp_esr_error_v`).
 pub const WARP_ESR_ERROR_MASK: u32 = 0xffff;
 
+/// The warp ESR's warp field: bits 23:16, the slot of the warp that hit the error on its SM
+/// (`..._hww_warp_esr_wrap_id_m`, "wrap" sic, in `hw_gr_tu104.h`; `hw_gr_ga100.h` lists no
+/// field above the error, so later architectures are read with Turing's layout).
+pub const WARP_ESR_WARP_ID_SHIFT: u32 = 16;
+/// The warp field's width mask (after the shift).
+pub const WARP_ESR_WARP_ID_MASK: u32 = 0xff;
+
+/// The warp slot a warp ESR value names (see [`WARP_ESR_WARP_ID_SHIFT`]).
+pub const fn sm_warp_id(warp_esr: u32) -> u32 {
+    (warp_esr >> WARP_ESR_WARP_ID_SHIFT) & WARP_ESR_WARP_ID_MASK
+}
+
 /// Warp ESR error values from `hw_gr_ga100.h` (`gr_gpc0_tpc0_sm0_hww_warp_esr_error_*`).
 pub const SM_WARP_ERRORS_GA100: &[CodeName] = &[
     code(0x00, "NONE", "no error"),

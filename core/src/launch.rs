@@ -358,6 +358,27 @@ fn shared_bytes(sm: u32, kernel: &Kernel<'_>, dynamic: u32) -> u32 {
     }
 }
 
+/// Shared memory per CTA for `kernel` with `dynamic` bytes of dynamic shared memory on `sm`,
+/// checked against the per-block limit: the bytes the QMD is given (the reserved 1 KiB
+/// included on every architecture: inside the sm_90+ section, added on sm_8x; the limit is on
+/// what the kernel itself uses).
+pub fn check_shared_memory(
+    limits: &LaunchLimits,
+    sm: u32,
+    kernel: &Kernel<'_>,
+    dynamic: u32,
+) -> Result<u32, LaunchError> {
+    let smem = shared_bytes(sm, kernel, dynamic);
+    let user = smem.saturating_sub(RESERVED_SHARED);
+    if user > limits.max_shared_per_block {
+        return Err(LaunchError::SharedMemoryTooLarge {
+            bytes: user,
+            max: limits.max_shared_per_block,
+        });
+    }
+    Ok(smem)
+}
+
 /// Builds constant bank 0 and the QMD of one launch. `image` must come from the kernel's cubin
 /// (`Cubin::load_image`); `cbuf0_va` is where the caller will write [`PreparedLaunch::cbuf0`]
 /// (256-byte aligned).
@@ -372,16 +393,7 @@ pub fn prepare(
     let limits = LaunchLimits::for_sm(ctx.sm).ok_or(LaunchError::UnsupportedSm(ctx.sm))?;
     let slots = Cbuf0Slots::for_sm(ctx.sm).ok_or(LaunchError::UnsupportedSm(ctx.sm))?;
     check_limits(&limits, kernel, cfg)?;
-    let smem = shared_bytes(ctx.sm, kernel, cfg.dynamic_shared);
-    // `smem` counts the reserved 1 KiB on every architecture (inside the sm_90+ section, added
-    // on sm_8x); the per-block limit is on what the kernel itself uses.
-    let user = smem.saturating_sub(RESERVED_SHARED);
-    if user > limits.max_shared_per_block {
-        return Err(LaunchError::SharedMemoryTooLarge {
-            bytes: user,
-            max: limits.max_shared_per_block,
-        });
-    }
+    let smem = check_shared_memory(&limits, ctx.sm, kernel, cfg.dynamic_shared)?;
     let needed = local_memory_needed(kernel);
     if needed > ctx.local_memory_per_thread {
         return Err(LaunchError::LocalMemoryTooSmall {

@@ -129,6 +129,28 @@ fn sm_codes_match_nvgpu_ga100_and_tu104() {
     );
 }
 
+#[test]
+fn warp_field_matches_tu104_and_ga100_lists_none() {
+    let tu104 = nvgpu_header("tu104");
+    let define = tu104
+        .definitions("gr_gpc0_tpc0_sm0_hww_warp_esr_wrap_id_m")
+        .iter()
+        .find(|d| d.param.as_deref() == Some(""))
+        .expect("tu104: wrap_id_m()");
+    let body: String = define.body.split_whitespace().collect();
+    assert_eq!(body, "(U32(0xffU)<<16U)");
+    assert_eq!(fault_names::WARP_ESR_WARP_ID_SHIFT, 16);
+    assert_eq!(fault_names::WARP_ESR_WARP_ID_MASK, 0xff);
+    assert_eq!(fault_names::sm_warp_id(0x0305_000e), 5);
+    // The note on the constant rests on this: GA100's header has no such field.
+    let ga100 = nvgpu_header("ga100");
+    assert!(
+        ga100
+            .names()
+            .all(|n| !n.starts_with("gr_gpc0_tpc0_sm0_hww_warp_esr_wrap_id"))
+    );
+}
+
 fn published_dir() -> Option<PathBuf> {
     let reference = match std::env::var_os("NVBARE_REFERENCE") {
         Some(dir) => PathBuf::from(dir),

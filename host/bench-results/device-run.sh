@@ -7,6 +7,8 @@
 #   nvk_h200                     cargo test --release -p nvbare-host --test nvk_h200 --no-run
 #   cuda_base.cu                 shared/bench/cuda_base.cu (built here with nvcc)
 #   bench_kernels.sm_90.cubin    host/data/ (for `nvbare run`)
+#   cli_kernels.sm_90.cubin      host/data/ (mode cli; cli_kernels.cu beside it is rebuilt
+#                                with the machine's nvcc and compared with the committed one)
 #   d2d_probe.cu, nvtrace.c      host/bench-results/probe/ (mode probe only)
 # e.g. the git-ignored .devbin/ of the checkout:  bash .devbin/device-run.sh pairs 6
 #
@@ -25,6 +27,12 @@
 #                        (--tune: membar=N,inval=0|1,mirror=0|1,relmembar=0|1), then CUDA.
 #   pstate               P-state, SM/memory clocks and power sampled while nvbare's and CUDA's
 #                        benchmarks run.
+#   cli                  `nvbare run` as a CUDA user runs a kernel: saxpy_shared with x from a
+#                        file, y filled, dynamic shared memory and --out, checked against
+#                        numpy; then decoded faults (shared store out of range, a trap in
+#                        one warp, an MMU fault), a stall that says how long it waited,
+#                        Ctrl-C during a run, and the --version / info --json / list --json
+#                        forms. Every command is echoed before it runs, with its exit status.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -60,6 +68,71 @@ d2d_sweep() {
     IFS=, read -r kernel a t <<< "$k"
     echo "D2D=[$kernel $a,$t] $(timeout 60 ./nvbare bench --json --d2d-kernel "$kernel" --d2d-shape "$a,$t" 2>&1)"
   done
+}
+# Echoes a command, runs it (at most $T seconds), and prints its exit status and duration.
+T=60
+show() {
+  echo "\$ $*"
+  local s; s=$(date +%s%N)
+  timeout "$T" "$@"
+  echo "rc=$? after $(( ($(date +%s%N) - s) / 1000000 )) ms"
+}
+cli() {
+  local C=cli_kernels.sm_90.cubin B=bench_kernels.sm_90.cubin
+  if [ -f cli_kernels.cu ] && command -v nvcc > /dev/null; then
+    echo "== $(nvcc --version | tail -1): rebuilding $C from cli_kernels.cu"
+    if nvcc -cubin -O3 -arch=sm_90 -o cli_rebuilt.cubin cli_kernels.cu; then
+      if cmp -s "$C" cli_rebuilt.cubin; then echo "same bytes as the committed $C"
+      else echo "differs from the committed $C: running the rebuilt one (copied to \$OUT)"
+        cp cli_rebuilt.cubin "$C"; cp "$C" "$OUT/"; fi
+    fi
+  fi
+  show ./nvbare --version
+  local n=65536 blk=256
+  python3 -c "import numpy as np; (np.arange($n, dtype=np.float32) * 0.25 - 100).tofile('x.bin')"
+  echo "== saxpy_shared: x from x.bin (host memory), y filled with 1.5 (video memory),"
+  echo "   $((4 * blk)) bytes of dynamic shared memory per block, y written back with --out"
+  show ./nvbare run "$C" --kernel saxpy_shared --grid $((n / blk)) --block $blk \
+    --shared $((4 * blk)) --arg n=u32:$n --arg a=f32:2.5 --arg x=buf:@x.bin:f32 \
+    --arg y=buf:$((4 * n)):f32:fill=1.5:vram --out "y=$OUT/y.bin" --dump y --dump x
+  echo "== the CPU computation: y = 2.5 * x[i'] + 1.5, i' the next thread of the block"
+  python3 - "$n" "$blk" "$OUT/y.bin" <<'PY'
+import sys, numpy as np
+n, blk, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+x = np.fromfile("x.bin", dtype=np.float32)
+y = np.fromfile(path, dtype=np.float32)
+want = np.float32(2.5) * np.roll(x.reshape(-1, blk), -1, axis=1).ravel() + np.float32(1.5)
+bad = np.flatnonzero(y != want) if y.size == n else np.arange(n)
+print(f"{y.size} floats back, {bad.size} differ from numpy"
+      + (f" (first at {bad[0]})" if bad.size else ": the GPU's y equals the CPU's exactly"))
+sys.exit(1 if bad.size else 0)
+PY
+  echo "rc=$?"
+  echo "== the same with x = iota, y zeroed in host memory (fill patterns, no file)"
+  show ./nvbare run "$C" --kernel saxpy_shared --grid 4 --block 64 --shared 256 \
+    --arg u32:256 --arg f32:2 --arg buf:1K:f32:fill=iota --arg buf:1K:f32 --dump 3 --dump-count 8
+  echo "== saxpy_shared with --shared 0: its staging store runs past the block's shared memory"
+  show ./nvbare run "$C" --kernel saxpy_shared --grid 2 --block 256 --shared 0 \
+    --arg u32:512 --arg f32:1 --arg buf:2K:f32 --arg buf:2K:f32
+  echo "== oob_shared 262144: thread 0 stores 1 MiB past a 128-byte shared array"
+  show ./nvbare run "$C" --kernel oob_shared --block 32 --arg u32:262144
+  echo "== trap_in_warp 3: warp 3 of a 256-thread block traps"
+  show ./nvbare run "$C" --kernel trap_in_warp --block 256 --arg u32:3
+  echo "== store_value to an unmapped address: an MMU fault"
+  show ./nvbare run "$B" --kernel store_value --arg u64:0x7f00dead0000 --arg u64:42
+  echo "== spin_cycles (8e9 cycles, seconds) with --timeout 2: the stall says how long it waited"
+  show ./nvbare run "$B" --kernel spin_cycles --arg u64:8000000000 --timeout 2
+  echo "== spin_cycles again, Ctrl-C (SIGINT) after 1.5 s"
+  echo "\$ ./nvbare run $B --kernel spin_cycles --arg u64:8000000000 & sleep 1.5; kill -INT \$!"
+  local s; s=$(date +%s%N)
+  ./nvbare run "$B" --kernel spin_cycles --arg u64:8000000000 & local P=$!
+  sleep 1.5; kill -INT $P; wait $P
+  echo "rc=$? after $(( ($(date +%s%N) - s) / 1000000 )) ms"
+  echo "== the GPU is usable after the stall and the interruption"
+  show ./nvbare run "$B" --kernel store_value --arg buf:64 --arg u64:3735928559 --dump 0:u64 --dump-count 2
+  show ./nvbare info --json
+  show ./nvbare list --json
+  show ./nvbare explain NVB-E106
 }
 D2D_DEFAULT=("copy_flat,1,256" "copy_flat,1,128" "copy_flat,1,512" "copy_flat2,2,256" "copy_flat,1,1024")
 
@@ -117,6 +190,9 @@ case "$mode" in
       for _ in $(seq 1 12); do sleep 0.5; nvidia-smi $q | sed "s|^|${prog%% *}: |"; done
       wait $P; cat "$OUT/pstate.json"
     done
+    ;;
+  cli)
+    cli
     ;;
   probe)
     ( nvcc -O2 -arch=sm_90 -I . -o d2d_probe d2d_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda ) > "$OUT/nvcc.log" 2>&1 &

@@ -4,9 +4,7 @@
 
 use std::time::Instant;
 
-use nvbare_core::gpu::Placement;
-
-use crate::nvk::{self, Error, Gpu};
+use nvbare_core::gpu::{Backend, Buffer, BufferView, Gpu, GpuError, Placement};
 
 /// The cubin with the benchmark kernels (see `host/data/build.sh`).
 pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin");
@@ -27,6 +25,41 @@ pub struct Figures {
     pub alloc_free_1gib_us: f64,
 }
 
+/// Why a benchmark ended without figures.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError<E: std::error::Error + 'static> {
+    /// The GPU layer failed.
+    #[error(transparent)]
+    Gpu(#[from] GpuError<E>),
+    /// [`Options::stop`] said to stop (Ctrl-C), between two measurements.
+    #[error("stopped after {waited_ns} ns")]
+    Stopped {
+        /// How long the benchmark had run.
+        waited_ns: u64,
+    },
+}
+
+/// `buf`'s CPU view, or the error naming the buffer when it was allocated without one.
+pub fn view<M, E: std::error::Error + 'static>(
+    buf: &Buffer<M>,
+) -> Result<BufferView<'_>, GpuError<E>> {
+    buf.view().ok_or(GpuError::NoCpuView(buf.gpu_va()))
+}
+
+/// Fails with [`BenchError::Stopped`] when `stop` says so.
+pub(crate) fn check<E: std::error::Error + 'static>(
+    stop: fn() -> bool,
+    since: Instant,
+) -> Result<(), BenchError<E>> {
+    if stop() {
+        // CAST: u64 nanoseconds cover centuries.
+        return Err(BenchError::Stopped {
+            waited_ns: since.elapsed().as_nanos() as u64,
+        });
+    }
+    Ok(())
+}
+
 /// What to measure and how (the measurement knobs, passed in: `nvbare bench --d2d-kernel`,
 /// `--d2d-shape`, or their `NVBARE_D2D_KERNEL` / `NVBARE_D2D` environment forms).
 #[derive(Clone, Debug)]
@@ -37,6 +70,8 @@ pub struct Options {
     pub d2d_kernel: String,
     /// Its shape (see [`d2d_shape`]); `None` for the kernel's default.
     pub d2d_shape: Option<(u32, u32)>,
+    /// Asked between measurements: stop now (Ctrl-C).
+    pub stop: fn() -> bool,
 }
 
 impl Default for Options {
@@ -45,13 +80,18 @@ impl Default for Options {
             launch_only: false,
             d2d_kernel: "copy_flat".into(),
             d2d_shape: None,
+            stop: || false,
         }
     }
 }
 
-fn median5(mut f: impl FnMut() -> Result<f64, Error>) -> Result<f64, Error> {
+fn median5<E: std::error::Error + 'static>(
+    stop: (fn() -> bool, Instant),
+    mut f: impl FnMut() -> Result<f64, GpuError<E>>,
+) -> Result<f64, BenchError<E>> {
     let mut v = Vec::with_capacity(5);
     for _ in 0..5 {
+        check(stop.0, stop.1)?;
         v.push(f()?);
     }
     v.sort_by(f64::total_cmp);
@@ -59,7 +99,9 @@ fn median5(mut f: impl FnMut() -> Result<f64, Error>) -> Result<f64, Error> {
 }
 
 /// Runs every benchmark on `gpu` as `opts` says.
-pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
+pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, BenchError<B::Error>> {
+    let started = Instant::now();
+    let stop = (opts.stop, started);
     let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
     let d2d_kernel = opts.d2d_kernel.as_str();
     let copy_kernel = gpu.load(BENCH_CUBIN, d2d_kernel)?;
@@ -68,6 +110,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
     // the same warm GPU).
     let warm = Instant::now();
     while warm.elapsed().as_millis() < 500 {
+        check(opts.stop, started)?;
         for _ in 0..1000 {
             gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
         }
@@ -75,7 +118,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
     }
     const N: u32 = 20_000;
     let mut f = Figures {
-        launch_roundtrip_us: median5(|| {
+        launch_roundtrip_us: median5(stop, || {
             let t = Instant::now();
             for _ in 0..N {
                 let v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
@@ -85,7 +128,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
         })?,
         ..Default::default()
     };
-    f.launch_async_us = median5(|| {
+    f.launch_async_us = median5(stop, || {
         let t = Instant::now();
         let mut v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
         for _ in 1..N {
@@ -94,7 +137,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
         gpu.wait(v)?;
         Ok(t.elapsed().as_secs_f64() / f64::from(N) * 1e6)
     })?;
-    f.launch_batched_us = median5(|| {
+    f.launch_batched_us = median5(stop, || {
         let t = Instant::now();
         let v = gpu.launch_many(&empty, [1, 1, 1], [1, 1, 1], &[], 1000)?;
         gpu.wait(v)?;
@@ -108,18 +151,20 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
     let host = gpu.alloc(size, Placement::Host, true)?;
     let d0 = gpu.alloc(size, Placement::Vram, false)?;
     let d1 = gpu.alloc(size, Placement::Vram, false)?;
-    nvk::view(&host)?.fill(0, size as usize, 1)?;
+    view(&host)?
+        .fill(0, size as usize, 1)
+        .map_err(GpuError::from)?;
     let gbps = |t: Instant| size as f64 / t.elapsed().as_secs_f64() / 1e9;
-    let timed_copy = |gpu: &mut Gpu, dst: u64, src: u64| -> Result<f64, Error> {
+    let timed_copy = |gpu: &mut Gpu<B>, dst: u64, src: u64| -> Result<f64, GpuError<B::Error>> {
         let t = Instant::now();
         let v = gpu.copy(dst, src, size)?;
         gpu.wait(v)?;
         Ok(gbps(t))
     };
     let (host_va, d0_va, d1_va) = (host.gpu_va(), d0.gpu_va(), d1.gpu_va());
-    f.h2d_gbps = median5(|| timed_copy(gpu, d0_va, host_va))?;
-    f.d2h_gbps = median5(|| timed_copy(gpu, host_va, d0_va))?;
-    f.d2d_ce_gbps = median5(|| timed_copy(gpu, d1_va, d0_va))?;
+    f.h2d_gbps = median5(stop, || timed_copy(gpu, d0_va, host_va))?;
+    f.d2h_gbps = median5(stop, || timed_copy(gpu, host_va, d0_va))?;
+    f.d2d_ce_gbps = median5(stop, || timed_copy(gpu, d1_va, d0_va))?;
     let n16 = size / 16;
     let mut params = Vec::new();
     params.extend_from_slice(&d0_va.to_le_bytes());
@@ -127,7 +172,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
     params.extend_from_slice(&n16.to_le_bytes());
     let sms = gpu.gr().sm_count.max(1);
     let (grid, block) = d2d_shape(d2d_kernel, opts.d2d_shape, n16, sms);
-    f.d2d_sm_gbps = median5(|| {
+    f.d2d_sm_gbps = median5(stop, || {
         let t = Instant::now();
         let v = gpu.launch(&copy_kernel, grid, block, &params)?;
         gpu.wait(v)?;
@@ -141,7 +186,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
     split_params.extend_from_slice(&d0_va.to_le_bytes());
     split_params.extend_from_slice(&d1_va.to_le_bytes());
     split_params.extend_from_slice(&(sm_part / 16).to_le_bytes());
-    f.d2d_both_gbps = median5(|| {
+    f.d2d_both_gbps = median5(stop, || {
         let t = Instant::now();
         let c = gpu.copy(d1_va + sm_part, d0_va + sm_part, ce_part)?;
         let (grid, block) = d2d_shape(d2d_kernel, opts.d2d_shape, sm_part / 16, sms);
@@ -154,7 +199,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
     gpu.free(d0);
     gpu.free(d1);
 
-    f.alloc_free_2mib_us = median5(|| {
+    f.alloc_free_2mib_us = median5(stop, || {
         let t = Instant::now();
         for _ in 0..200 {
             let b = gpu.alloc(2 << 20, Placement::Vram, false)?;
@@ -162,7 +207,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
         }
         Ok(t.elapsed().as_secs_f64() / 200.0 * 1e6)
     })?;
-    f.alloc_free_2mib_pool_us = median5(|| {
+    f.alloc_free_2mib_pool_us = median5(stop, || {
         let t = Instant::now();
         for _ in 0..200 {
             let b = gpu.pool_alloc(2 << 20)?;
@@ -170,7 +215,7 @@ pub fn run(gpu: &mut Gpu, opts: &Options) -> Result<Figures, Error> {
         }
         Ok(t.elapsed().as_secs_f64() / 200.0 * 1e6)
     })?;
-    f.alloc_free_1gib_us = median5(|| {
+    f.alloc_free_1gib_us = median5(stop, || {
         let t = Instant::now();
         for _ in 0..5 {
             let b = gpu.alloc(1 << 30, Placement::Vram, false)?;

@@ -11,10 +11,9 @@
 use std::fmt::Write;
 use std::time::Instant;
 
-use nvbare_core::gpu::{LaunchProfile, LaunchTuning, Placement};
+use nvbare_core::gpu::{Backend, Gpu, GpuError, Kernel, LaunchProfile, LaunchTuning, Placement};
 
-use crate::bench::BENCH_CUBIN;
-use crate::nvk::{self, Error, Gpu, Kernel};
+use crate::bench::{BENCH_CUBIN, BenchError, check, view};
 
 const ONE: [u32; 3] = [1, 1, 1];
 
@@ -23,11 +22,16 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs the study and returns its report.
-pub fn run(gpu: &mut Gpu) -> Result<String, Error> {
+/// Runs the study and returns its report; `stop` is asked between its parts (Ctrl-C).
+pub fn run<B: Backend>(
+    gpu: &mut Gpu<B>,
+    stop: fn() -> bool,
+) -> Result<String, BenchError<B::Error>> {
+    let started = Instant::now();
     let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
     let warm = Instant::now();
     while warm.elapsed().as_millis() < 500 {
+        check(stop, started)?;
         for _ in 0..1000 {
             gpu.launch(&empty, ONE, ONE, &[])?;
         }
@@ -54,6 +58,7 @@ pub fn run(gpu: &mut Gpu) -> Result<String, Error> {
     );
 
     io_costs(gpu, &mut out)?;
+    check(stop, started)?;
 
     // The CPU-GPU clock offset from the tightest bracket.
     let mut best = (i64::MAX, 0i64);
@@ -70,7 +75,10 @@ pub fn run(gpu: &mut Gpu) -> Result<String, Error> {
     // The breakdown of stamped round trips.
     const N: usize = 5000;
     let mut parts: [Vec<f64>; 5] = Default::default();
-    for _ in 0..N {
+    for i in 0..N {
+        if i % 500 == 0 {
+            check(stop, started)?;
+        }
         let t0 = cpu_ns();
         let v = gpu.launch_stamped(&empty, ONE, ONE, &[])?;
         let t1 = cpu_ns();
@@ -151,6 +159,7 @@ pub fn run(gpu: &mut Gpu) -> Result<String, Error> {
     const PER: u32 = 3000;
     let mut results = vec![Vec::new(); variants.len()];
     for _ in 0..ROUNDS {
+        check(stop, started)?;
         for (i, (_, t)) in variants.iter().enumerate() {
             gpu.tuning = *t;
             results[i].push(round_trips(gpu, &empty, PER)?);
@@ -175,7 +184,7 @@ pub fn run(gpu: &mut Gpu) -> Result<String, Error> {
 
 /// What the stores on the submission path cost: fences, write-combined lines to
 /// video memory through BAR1, and a kick (fence, USERD GPPut, fence, doorbell).
-fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), Error> {
+fn io_costs<B: Backend>(gpu: &mut Gpu<B>, out: &mut String) -> Result<(), GpuError<B::Error>> {
     use std::sync::atomic::{Ordering, fence};
     const N: u32 = 2000;
     let vram = gpu.alloc(0x10000, Placement::Vram, true)?;
@@ -196,7 +205,7 @@ fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), Error> {
         let _ = view.write_u64s(0, data);
         fence(Ordering::SeqCst);
     };
-    let (v, h) = (nvk::view(&vram)?, nvk::view(&host)?);
+    let (v, h) = (view(&vram)?, view(&host)?);
     let t = Instant::now();
     for _ in 0..N {
         gpu.rekick()?;
@@ -226,7 +235,11 @@ fn io_costs(gpu: &mut Gpu, out: &mut String) -> Result<(), Error> {
     Ok(())
 }
 
-fn round_trips(gpu: &mut Gpu, k: &Kernel, n: u32) -> Result<f64, Error> {
+fn round_trips<B: Backend>(
+    gpu: &mut Gpu<B>,
+    k: &Kernel<B::Memory>,
+    n: u32,
+) -> Result<f64, GpuError<B::Error>> {
     let t = Instant::now();
     for _ in 0..n {
         let v = gpu.launch(k, ONE, ONE, &[])?;

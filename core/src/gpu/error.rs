@@ -115,6 +115,36 @@ impl<E: core::error::Error + 'static> GpuError<E> {
         }
     }
 
+    /// The same error with the backend's cause turned into `F` (a caller that drives several
+    /// backends keeps one error type: the CLI's `BackendError`).
+    pub fn map_backend<F: core::error::Error + 'static>(
+        self,
+        f: impl FnOnce(E) -> F,
+    ) -> GpuError<F> {
+        match self {
+            Self::Backend { step, source } => GpuError::Backend {
+                step,
+                source: f(source),
+            },
+            Self::NoClass(e) => GpuError::NoClass(e),
+            Self::NoQmdLayout(c) => GpuError::NoQmdLayout(c),
+            Self::NoCbufLayout(sm) => GpuError::NoCbufLayout(sm),
+            Self::Submit(e) => GpuError::Submit(e),
+            Self::Wait(e) => GpuError::Wait(e),
+            Self::Fault { report, then } => GpuError::Fault { report, then },
+            Self::Cubin(e) => GpuError::Cubin(e),
+            Self::WrongSm { cubin, gpu } => GpuError::WrongSm { cubin, gpu },
+            Self::Launch { kernel, source } => GpuError::Launch { kernel, source },
+            Self::Qmd(e) => GpuError::Qmd(e),
+            Self::Push(e) => GpuError::Push(e),
+            Self::Memory(e) => GpuError::Memory(e),
+            Self::ArenaTooSmall { bytes, arena } => GpuError::ArenaTooSmall { bytes, arena },
+            Self::PoolRequest { size, max } => GpuError::PoolRequest { size, max },
+            Self::Pool(e) => GpuError::Pool(e),
+            Self::NoCpuView(va) => GpuError::NoCpuView(va),
+        }
+    }
+
     /// Whether a wait ran out of time (with or without a fault report).
     pub fn is_timeout(&self) -> bool {
         matches!(

@@ -54,6 +54,15 @@ impl<M> Kernel<M> {
         }
     }
 
+    /// The GPU address of the kernel's first instruction and its code's size in bytes: where
+    /// a fault's PC falls inside this kernel (`None` if its text section was not laid out).
+    pub fn code_range(&self) -> Option<(u64, u64)> {
+        Some((
+            self.image.section_va(self.info.text_section)?,
+            self.info.code_size,
+        ))
+    }
+
     /// The kernel's code memory, for [`Gpu::unload`].
     pub(super) fn into_code(self) -> Buffer<M> {
         self.code
@@ -63,8 +72,7 @@ impl<M> Kernel<M> {
 /// A launch shape and the QMD / bank 0 it produced.
 #[derive(Debug, Clone)]
 struct Template {
-    grid: [u32; 3],
-    block: [u32; 3],
+    cfg: LaunchConfig,
     local: u32,
     /// The tuning that shaped the QMD (`membar`, `invalidate`).
     qmd_fields: (u64, bool),
@@ -162,6 +170,15 @@ struct Slot {
     bytes: Vec<u8>,
 }
 
+/// A launch of `grid` × `block` without dynamic shared memory.
+const fn shape(grid: [u32; 3], block: [u32; 3]) -> LaunchConfig {
+    LaunchConfig {
+        grid,
+        block,
+        dynamic_shared: 0,
+    }
+}
+
 impl<B: Backend> Gpu<B> {
     /// An arena offset for `bytes` (a multiple of 256, so QMDs stay aligned),
     /// waiting for older launches to finish when the arena is full.
@@ -205,8 +222,7 @@ impl<B: Backend> Gpu<B> {
     fn prepare(
         &mut self,
         k: &Kernel<B::Memory>,
-        grid: [u32; 3],
-        block: [u32; 3],
+        cfg: &LaunchConfig,
         params: &[u8],
         release: Option<u64>,
         value_for_arena: u64,
@@ -221,9 +237,10 @@ impl<B: Backend> Gpu<B> {
         let cbuf0_va = qmd_va + qmd_len;
         let qmd_fields = (self.tuning.membar, self.tuning.invalidate);
         let mut t = k.template.borrow_mut();
-        let reuse = t.as_ref().is_some_and(|t| {
-            t.grid == grid && t.block == block && t.local == local && t.qmd_fields == qmd_fields
-        }) && params.len() == k.info.param_size as usize;
+        let reuse = t
+            .as_ref()
+            .is_some_and(|t| t.cfg == *cfg && t.local == local && t.qmd_fields == qmd_fields)
+            && params.len() == k.info.param_size as usize;
         // The slot image: QMD space (written last, in `write_launch`), then bank 0.
         let mut bytes = self.slot_bytes.pop().unwrap_or_default();
         bytes.clear();
@@ -244,11 +261,6 @@ impl<B: Backend> Gpu<B> {
             bank[off..off + params.len()].copy_from_slice(params);
             qmd
         } else {
-            let cfg = LaunchConfig {
-                grid,
-                block,
-                dynamic_shared: 0,
-            };
             let ctx = ComputeContext {
                 qmd_version: self.qmd_version,
                 sm: self.sm(),
@@ -256,7 +268,7 @@ impl<B: Backend> Gpu<B> {
                 local_window: self.config.local_window,
                 local_memory_per_thread: local,
             };
-            let mut p = launch::prepare(&ctx, &k.image, &k.info, &cfg, params, cbuf0_va).map_err(
+            let mut p = launch::prepare(&ctx, &k.image, &k.info, cfg, params, cbuf0_va).map_err(
                 |source| GpuError::Launch {
                     kernel: alloc::string::String::from(&*k.info.name),
                     source,
@@ -272,8 +284,7 @@ impl<B: Backend> Gpu<B> {
             let n = p.cbuf0.len().min(bank.len());
             bank[..n].copy_from_slice(&p.cbuf0[..n]);
             *t = Some(Template {
-                grid,
-                block,
+                cfg: *cfg,
                 local,
                 qmd_fields,
                 qmd: p.qmd.clone(),
@@ -321,10 +332,22 @@ impl<B: Backend> Gpu<B> {
         block: [u32; 3],
         params: &[u8],
     ) -> Result<Fence, GpuError<B::Error>> {
+        self.launch_with(k, &shape(grid, block), params)
+    }
+
+    /// Launches `k` as `cfg` says (grid, block and dynamic shared memory per block, as
+    /// CUDA's `<<<grid, block, shared>>>`) with `params`. Returns the fence that marks its
+    /// completion.
+    pub fn launch_with(
+        &mut self,
+        k: &Kernel<B::Memory>,
+        cfg: &LaunchConfig,
+        params: &[u8],
+    ) -> Result<Fence, GpuError<B::Error>> {
         // The pushbuffer is reused from launch to launch: no allocation per launch.
         let mut pb = core::mem::take(&mut self.launch_pb);
         pb.clear();
-        let r = self.launch_after(&mut pb, k, grid, block, params);
+        let r = self.launch_after(&mut pb, k, cfg, params);
         self.launch_pb = pb;
         r
     }
@@ -347,7 +370,7 @@ impl<B: Backend> Gpu<B> {
         };
         let next = self.queues[queue_index(Engine::Compute)].submitted + 1;
         sem::host_release(&mut pb, self.fetch_stamp.gpu_va(), next, stamp)?;
-        self.launch_after(&mut pb, k, grid, block, params)
+        self.launch_after(&mut pb, k, &shape(grid, block), params)
     }
 
     /// Publishes the compute channel's GPFIFO again and rings its doorbell, with
@@ -375,8 +398,7 @@ impl<B: Backend> Gpu<B> {
         &mut self,
         pb: &mut PushBuffer,
         k: &Kernel<B::Memory>,
-        grid: [u32; 3],
-        block: [u32; 3],
+        cfg: &LaunchConfig,
         params: &[u8],
     ) -> Result<Fence, GpuError<B::Error>> {
         let ci = queue_index(Engine::Compute);
@@ -386,7 +408,7 @@ impl<B: Backend> Gpu<B> {
             .is_some()
             .then(|| self.backend.clock().now_ns());
         let value = self.queues[ci].submitted + 1;
-        let mut s = self.prepare(k, grid, block, params, Some(value), value)?;
+        let mut s = self.prepare(k, cfg, params, Some(value), value)?;
         #[cfg(feature = "probe")]
         let t1 = t0.map(|_| self.backend.clock().now_ns());
         self.write_launch(&mut s)?;
@@ -432,9 +454,10 @@ impl<B: Backend> Gpu<B> {
         let ci = queue_index(Engine::Compute);
         let value = self.queues[ci].submitted + 1;
         let mut pb = PushBuffer::with_capacity(4 * count as usize);
+        let cfg = shape(grid, block);
         for i in 0..count {
             let release = (i + 1 == count).then_some(value);
-            let mut s = self.prepare(k, grid, block, params, release, value)?;
+            let mut s = self.prepare(k, &cfg, params, release, value)?;
             self.write_launch(&mut s)?;
             self.slot_bytes.push(core::mem::take(&mut s.bytes));
             compute::launch_qmd(&mut pb, s.qmd_va, PcasAction::PrefetchSchedule)?;

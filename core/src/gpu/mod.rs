@@ -12,6 +12,7 @@ mod error;
 mod launch;
 mod pool;
 mod queue;
+mod wait;
 
 use alloc::vec::Vec;
 
@@ -19,18 +20,17 @@ use crate::compute::{self, ComputeSetup, LocalMemory};
 use crate::copy;
 use crate::cubin::Cubin;
 use crate::gpfifo::{Channel, GpFifo, USERD_SIZE, USERMODE_DOORBELL};
-use crate::hal::Deadline;
 use crate::launch as prep;
 use crate::mirror::MirroredMem;
 use crate::push::{PushBuffer, Subchannel};
 use crate::qmd::QmdVersion;
 use crate::ring::Ring;
-use crate::rm::fault;
 use crate::rm::tree::{at, channel_slot};
-use crate::rm::{ChannelObjects, DeviceObjects, Engine, FaultReport, GrInfo, Step};
-use crate::sem::{Semaphore, SemaphoreError};
+use crate::rm::{ChannelObjects, DeviceObjects, Engine, GrInfo, Step};
+use crate::sem::Semaphore;
 use crate::shared::SharedMem;
 
+pub use crate::launch::LaunchConfig;
 pub use backend::{Backend, Buffer, BufferView, CardInfo, MemoryRequest, Placement};
 pub use error::GpuError;
 #[cfg(feature = "probe")]
@@ -38,6 +38,7 @@ pub use launch::LaunchProfile;
 pub use launch::{Kernel, LaunchTuning};
 pub use pool::{CHUNK as POOL_CHUNK, GRANULE as POOL_GRANULE, MAX_POOLED, PoolBuffer};
 pub use queue::Fence;
+pub use wait::WaitEnd;
 
 use launch::Arena;
 use queue::Queue;
@@ -342,84 +343,6 @@ impl<B: Backend> Gpu<B> {
     /// Whether the work up to `fence` has finished.
     pub fn is_done(&mut self, fence: Fence) -> bool {
         self.queues[queue_index(fence.engine)].reached(fence.value)
-    }
-
-    /// Waits for `fence`, up to the configured timeout.
-    pub fn wait(&mut self, fence: Fence) -> Result<(), GpuError<B::Error>> {
-        self.wait_for(fence, self.config.timeout_ns)
-    }
-
-    /// Waits up to `timeout_ns` for `fence`. A compute wait asks between slices whether the
-    /// channel faulted, so a fault is reported within a slice instead of at the timeout; a
-    /// timeout reports what faulted, if anything did.
-    pub fn wait_for(&mut self, fence: Fence, timeout_ns: u64) -> Result<(), GpuError<B::Error>> {
-        let i = queue_index(fence.engine);
-        if self.queues[i].reached(fence.value) {
-            return Ok(());
-        }
-        // TIMEOUT: the caller's (the configured 10 s by default); see GpuConfig::timeout_ns.
-        let deadline = Deadline::after(self.backend.clock(), timeout_ns);
-        let slice_ns = match fence.engine {
-            Engine::Compute => self.config.fault_poll_ns,
-            Engine::Copy => timeout_ns,
-        };
-        // The first slice needs no clock read of its own: a round trip's wait reads the clock
-        // here and once in the semaphore wait.
-        let mut slice = slice_ns.min(timeout_ns);
-        loop {
-            let e = match self.queues[i].wait(fence.value, self.backend.clock(), slice) {
-                Ok(()) => return Ok(()),
-                Err(e) => e,
-            };
-            if deadline.expired(self.backend.clock()) {
-                return Err(self.stalled(e));
-            }
-            if let Some(report) = self.fault_report()? {
-                log::warn!("fault while waiting for {fence:?}: {report}");
-                return Err(GpuError::Fault {
-                    report: alloc::boxed::Box::new(report),
-                    then: e,
-                });
-            }
-            slice = slice_ns.min(deadline.remaining_ns(self.backend.clock()));
-        }
-    }
-
-    /// What faulted, asking the backend's event source and the debugger.
-    pub fn fault_report(&mut self) -> Result<Option<FaultReport>, GpuError<B::Error>> {
-        let events = self
-            .backend
-            .service_events()
-            .map_err(at(Step::ServiceEvents))?;
-        let debugger = fault::read(
-            &mut self.backend,
-            self.channels.debugger,
-            self.channels.compute.handle,
-            self.objects.gr.sm_count,
-        );
-        Ok(match (events, debugger) {
-            (Some(mut a), Some(b)) => {
-                a.merge(b);
-                Some(a)
-            }
-            (a, b) => a.or(b),
-        })
-    }
-
-    fn stalled(&mut self, e: SemaphoreError) -> GpuError<B::Error> {
-        match self.fault_report() {
-            Ok(Some(report)) => GpuError::Fault {
-                report: alloc::boxed::Box::new(report),
-                then: e,
-            },
-            _ => GpuError::Wait(e),
-        }
-    }
-
-    /// Waits for all submitted work.
-    pub fn sync(&mut self) -> Result<(), GpuError<B::Error>> {
-        self.wait(self.submitted(Engine::Compute))?;
-        self.wait(self.submitted(Engine::Copy))
     }
 
     /// Copies `len` bytes between GPU virtual addresses on the copy engine.

@@ -13,12 +13,14 @@
 
 pub mod classes;
 pub mod fault;
+pub mod fault_text;
 pub mod tree;
 
 use zerocopy::{FromBytes, IntoBytes};
 
 pub use classes::{Classes, NoClass};
 pub use fault::{FaultReport, MmuFault, SmError, access_type_name, fault_type_name};
+pub use fault_text::{KernelCode, NamedFaults};
 pub use tree::{ChannelObjects, CopyEngineRefusal, DeviceObjects, Engine, GrInfo, Step};
 
 /// An RM object handle (`NvHandle`).

@@ -1,0 +1,216 @@
+//! What a command of `nvbare` can fail with: one typed error, each variant naming the failed
+//! step and the remedy, causes kept as `#[source]`; its stable code is in [`super::codes`].
+
+use std::path::PathBuf;
+
+use nvbare_core::chip::Arch;
+use nvbare_core::cubin::CubinError;
+use nvbare_core::gpu::GpuError;
+use nvbare_core::hal::Nanos;
+use nvbare_core::launch::LaunchError;
+use nvbare_core::rm::{FaultReport, KernelCode};
+use nvbare_core::sem::SemaphoreError;
+
+use super::args::{ArgError, PackError};
+use crate::nvk::NvkError;
+
+/// A backend's own error, whichever backend ran: what `GpuError`'s `Backend` variant carries
+/// in the CLI (see `GpuError::map_backend`).
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The kernel-driver backend.
+    #[error(transparent)]
+    Nvk(#[from] NvkError),
+}
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// An input file (the cubin, a buffer's `@FILE`) could not be read.
+    #[error("cannot read the {what} {}: {source}", path.display())]
+    Read {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An output file (`--out`) cannot be or could not be written.
+    #[error("cannot write {}: {why}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why (checked before the run, or the OS error after it).
+        why: String,
+        /// The OS error, when one was returned.
+        #[source]
+        source: Option<std::io::Error>,
+    },
+    /// A `--arg`, `--out` or `--dump` is malformed.
+    #[error(transparent)]
+    Arg(#[from] ArgError),
+    /// The arguments do not fit the kernel's parameters.
+    #[error(transparent)]
+    Params(#[from] PackError),
+    /// The cubin cannot be used (read before the GPU is opened).
+    #[error("{}: {source}", path.display())]
+    Cubin {
+        /// The cubin file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: CubinError,
+    },
+    /// The launch cannot run as asked (checked against the cubin's SM before the GPU is
+    /// opened).
+    #[error("launch of {kernel}: {source}")]
+    Launch {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        #[source]
+        source: LaunchError,
+    },
+    /// `--tune` / `NVBARE_TUNE` names an unknown override.
+    #[error(
+        "--tune {spec:?}: not membar=N, inval=0|1, mirror=0|1 or relmembar=0|1 \
+         (NVBARE_TUNE, when set, gives --tune's default)"
+    )]
+    Tune {
+        /// The part not understood.
+        spec: String,
+    },
+    /// `--device` is not what the backend takes.
+    #[error("--device {given:?}: --backend {backend} takes {expected}")]
+    Device {
+        /// The backend.
+        backend: &'static str,
+        /// What was given.
+        given: String,
+        /// What it takes.
+        expected: &'static str,
+    },
+    /// The user pressed Ctrl-C (or sent SIGTERM) during a wait or a loop.
+    #[error(
+        "interrupted {}{during}; the GPU was released",
+        if *waited_ns > 0 { format!("after {} ", Nanos(*waited_ns)) } else { String::new() }
+    )]
+    Interrupted {
+        /// What was going on.
+        during: String,
+        /// How long the interrupted wait had lasted.
+        waited_ns: u64,
+    },
+    /// Writing to standard output failed (a closed pipe, a full disk).
+    #[error("cannot write the output: {0}")]
+    Output(#[source] std::io::Error),
+    /// `nvbare list` could not read sysfs.
+    #[error(transparent)]
+    List(#[from] crate::pci::ListError),
+    /// `nvbare bind` / `unbind` did not happen.
+    #[error(transparent)]
+    Setup(#[from] crate::setup::SetupError),
+    /// `nvbare sim serve` could not start.
+    #[error(transparent)]
+    Serve(#[from] nvbare_sim::remote::ServeError),
+    /// `nvbare firmware` failed.
+    #[error(transparent)]
+    Firmware(#[from] nvbare_firmware_fetch::FetchError),
+    /// `nvbare explain` was given a code no error has.
+    #[error("{0:?} is not an nvbare error code; `nvbare explain` lists them all")]
+    UnknownCode(String),
+    /// The GPU reported a fault while work was waited for: the report in words, one line
+    /// per fault after the first.
+    #[error("{}", fault_text(report, *arch, kernel.as_ref()))]
+    Fault {
+        /// What faulted.
+        report: Box<FaultReport>,
+        /// The GPU's architecture, which names the codes.
+        arch: Option<Arch>,
+        /// The kernel that ran, to show a PC as `kernel+offset`.
+        kernel: Option<FaultKernel>,
+        /// How the wait ended.
+        #[source]
+        then: SemaphoreError,
+    },
+    /// The GPU layer failed (on any backend).
+    #[error(transparent)]
+    Gpu(GpuError<BackendError>),
+}
+
+/// The launched kernel's name and code range ([`KernelCode`], owned).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultKernel {
+    /// Its name.
+    pub name: String,
+    /// GPU address of its first instruction.
+    pub start: u64,
+    /// Bytes of code.
+    pub len: u64,
+}
+
+fn fault_text(report: &FaultReport, arch: Option<Arch>, kernel: Option<&FaultKernel>) -> String {
+    let mut named = report.named(arch);
+    if let Some(k) = kernel {
+        named = named.in_kernel(KernelCode {
+            name: &k.name,
+            start: k.start,
+            len: k.len,
+        });
+    }
+    let what = match kernel {
+        Some(k) => format!("kernel {} faulted", k.name),
+        None => "the GPU reported a fault".to_owned(),
+    };
+    let mut s = what + ":";
+    for line in named.lines() {
+        s += "\n  ";
+        s += &line;
+    }
+    s
+}
+
+impl CliError {
+    /// A GPU fault turned into [`CliError::Fault`], its codes named for `arch` and its PC
+    /// placed in `kernel`; any other error as it is.
+    pub fn name_faults(self, arch: Option<Arch>, kernel: Option<FaultKernel>) -> CliError {
+        match self {
+            CliError::Gpu(GpuError::Fault { report, then }) => CliError::Fault {
+                report,
+                arch,
+                kernel,
+                then,
+            },
+            CliError::Fault {
+                report,
+                arch: a,
+                kernel: k,
+                then,
+            } => CliError::Fault {
+                report,
+                arch: a.or(arch),
+                kernel: k.or(kernel),
+                then,
+            },
+            other => other,
+        }
+    }
+}
+
+/// `GpuError<E>` of any backend into [`CliError::Gpu`].
+pub trait GpuResultExt<T> {
+    /// The result with its error turned into a [`CliError`].
+    fn cli(self) -> Result<T, CliError>;
+}
+
+impl<T, E> GpuResultExt<T> for Result<T, GpuError<E>>
+where
+    E: std::error::Error + 'static,
+    BackendError: From<E>,
+{
+    fn cli(self) -> Result<T, CliError> {
+        self.map_err(|e| CliError::Gpu(e.map_backend(BackendError::from)))
+    }
+}

@@ -1,0 +1,99 @@
+//! The set-up commands: `nvbare list`, `bind`, `unbind` (over `crate::pci` and
+//! `crate::setup`), and `nvbare sim serve` (the simulator behind tinygrad's remote protocol).
+
+use std::io::Write;
+use std::net::SocketAddr;
+
+use clap::{Args, Subcommand};
+use nvbare_core::hal::{Wait, poll_until};
+use nvbare_sim::chip::SimChip;
+use nvbare_sim::remote::{ServeConfig, ServeStats, serve};
+
+use super::error::CliError;
+use crate::clock::HostClock;
+use crate::pci::{self, Sysfs};
+
+/// `nvbare list` options.
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Print a JSON array instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `nvbare list [--json]` on the tree `sysfs`.
+pub fn list(sysfs: &Sysfs, a: &ListArgs) -> Result<String, CliError> {
+    let funcs = pci::scan(sysfs).map_err(|source| pci::ListError {
+        path: sysfs.devices_dir(),
+        source,
+    })?;
+    Ok(pci::render_list(&funcs, a.json))
+}
+
+/// `nvbare sim ...`
+#[derive(Subcommand, Debug)]
+pub enum SimCommand {
+    /// Serve simulated GPUs over tinygrad's remote PCI protocol until Ctrl-C, then print what
+    /// was asked (tinygrad: REMOTE=127.0.0.1:6667 DEV=PCI+NV python3 ...).
+    Serve(ServeArgs),
+}
+
+/// `nvbare sim serve` options.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The chip every GPU simulates: gh100 (an H200) or gb202 (an RTX 5090).
+    #[arg(long, value_parser = parse_chip)]
+    pub chip: SimChip,
+    /// Address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:6667")]
+    pub listen: SocketAddr,
+    /// Number of GPUs, sharing one host memory.
+    #[arg(long, default_value_t = 1)]
+    pub gpus: u32,
+    /// Listen on an address that is not loopback. The protocol has no authentication: anyone
+    /// who reaches the port reads and writes the simulated GPUs' memory.
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+fn parse_chip(s: &str) -> Result<SimChip, String> {
+    SimChip::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = SimChip::ALL.iter().map(|c| c.spec().name).collect();
+        format!("{s:?}: the simulator has {}", names.join(" and "))
+    })
+}
+
+/// Runs the server of `a` until `stop` says so (checked every 100 ms), writing its address
+/// first and its statistics last to `out`.
+pub fn sim_serve(
+    a: &ServeArgs,
+    stop: impl Fn() -> bool,
+    out: &mut impl Write,
+) -> Result<ServeStats, CliError> {
+    let config = ServeConfig {
+        allow_remote: a.allow_remote,
+        ..ServeConfig::new(a.chip, a.listen, a.gpus)
+    };
+    let server = serve(config)?;
+    let addr = server.addr();
+    let name = a.chip.spec().name;
+    writeln!(
+        out,
+        "serving {} simulated {name} GPU(s) on {addr} (tinygrad: REMOTE={addr} DEV=PCI+NV); \
+         Ctrl-C stops",
+        a.gpus
+    )
+    .map_err(CliError::Output)?;
+    out.flush().map_err(CliError::Output)?;
+    // TIMEOUT: none: the server runs until the user stops it; the poll only looks at the
+    // stop flag every 100 ms.
+    let forever = Wait::pausing("Ctrl-C", u64::MAX, 100_000_000);
+    let _ = poll_until(&HostClock::new(), forever, || stop().then_some(()));
+    let stats = server.stats();
+    server.stop();
+    writeln!(out, "stopped: {stats}").map_err(CliError::Output)?;
+    for r in &stats.refusals {
+        writeln!(out, "  refused: {r}").map_err(CliError::Output)?;
+    }
+    Ok(stats)
+}

@@ -64,6 +64,9 @@ pub enum Kind {
         subctx_used: u64,
         /// Scheduled.
         scheduled: bool,
+        /// The VA space named at allocation (`hVASpace`): channels allocated in the group
+        /// without a context share or a VA space of their own take it.
+        vaspace: Option<u32>,
     },
     /// `FERMI_CONTEXT_SHARE_A`.
     ContextShare {

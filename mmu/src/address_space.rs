@@ -109,6 +109,11 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         &self.memory
     }
 
+    /// Table memory, mutably (to flush a staging implementation).
+    pub fn memory_mut(&mut self) -> &mut M {
+        &mut self.memory
+    }
+
     /// The table allocator.
     pub fn allocator(&self) -> &A {
         &self.allocator
@@ -117,6 +122,11 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
     /// The TLB hook.
     pub fn tlb(&self) -> &T {
         &self.tlb
+    }
+
+    /// The TLB hook, mutably (to take a deferred invalidate).
+    pub fn tlb_mut(&mut self) -> &mut T {
+        &mut self.tlb
     }
 
     /// Gives every page table, the root included, back to the allocator and returns the parts.

@@ -95,6 +95,8 @@ impl fmt::Display for CommandError {
     }
 }
 
+impl core::error::Error for CommandError {}
+
 fn with_params(fixed: &[u8], params: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(fixed.len() + params.len());
     v.extend_from_slice(fixed);

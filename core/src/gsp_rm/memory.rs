@@ -319,7 +319,17 @@ impl MemoryManager {
             .va
             .alloc(size, align)
             .map_err(exhausted("GPU virtual addresses"))?;
-        let made = match req.placement {
+        // VRAM the CPU must see where BAR1 does not reach it (no BAR1, PRAMIN only, a
+        // small BAR1 that is full) comes from host memory, as tinygrad's small-BAR path
+        // does; the buffer's placement says so.
+        let placement = match req.placement {
+            Placement::Vram if req.cpu_access && !self.cpu_visible_vram(size, align) => {
+                log::debug!("{size:#x} bytes of CPU-visible VRAM asked for: host memory instead");
+                Placement::Host
+            }
+            other => other,
+        };
+        let made = match placement {
             Placement::Vram => self.map_vram(p, va, size, align, req.cpu_access),
             Placement::Host => self.map_host(p, va, size, req.contiguous),
         };
@@ -335,7 +345,7 @@ impl MemoryManager {
         Ok(Buffer::new(
             va,
             size,
-            req.placement,
+            placement,
             cpu,
             GspMemory {
                 backing,
@@ -344,6 +354,13 @@ impl MemoryManager {
                 cpu_view,
             },
         ))
+    }
+
+    /// Whether `size` bytes of VRAM with a CPU view can be had now: BAR1 maps VRAM and its
+    /// part of VRAM has a block that large.
+    fn cpu_visible_vram(&self, size: u64, align: u64) -> bool {
+        matches!(self.window, VramWindow::Bar1(_))
+            && self.vram.visible.largest_free_block() >= size.max(align).next_power_of_two()
     }
 
     fn map_vram<P: Platform>(

@@ -63,6 +63,16 @@ pub fn quick_options() -> GspRmOptions {
     }
 }
 
+/// [`quick_options`] with room for the long scenarios (a 256 MiB copy through the
+/// simulator's debug build takes seconds).
+pub fn roomy_options() -> GspRmOptions {
+    let mut o = quick_options();
+    // TIMEOUT: 60 s: the debug-build simulator copies ~100 MiB/s with the other tests
+    // running beside it; only a broken test waits this long.
+    o.gpu.timeout_ns = 60_000_000_000;
+    o
+}
+
 /// Opens the GPU on `platform`, or panics with the error (and the platform's log, through
 /// `log`).
 pub fn open<P: Platform>(

@@ -467,3 +467,31 @@ fn a_vanished_device_ends_waits_and_the_close_clearly() {
     assert_eq!(p.dma_outstanding(), 0, "DMA memory freed anyway");
     eprintln!("{e}");
 }
+
+/// The same scenarios over another platform: `host::remote::Remote`, tinygrad's remote PCI
+/// protocol, to the simulator served in this process (every register access and VRAM
+/// write a TCP round trip).
+#[test]
+fn the_scenarios_run_over_the_remote_platform_too() {
+    use nvbare_host::remote::Remote;
+    use nvbare_sim::remote::{ServeConfig, serve};
+    let Some(files) = files(SimChip::Gb202) else {
+        return;
+    };
+    let server = serve(ServeConfig::new(
+        SimChip::Gb202,
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+    ))
+    .expect("serve the simulated GB202");
+    let remote = Remote::connect(&server.addr().to_string()).expect("connect");
+    let mut gpu = gsp_suite::open(remote, &files, &roomy_options(), |_| String::new());
+    scenarios::allocations(&mut gpu);
+    scenarios::copy_round_trip(&mut gpu, 8 << 20);
+    scenarios::vector_add(&mut gpu, 4096);
+    let (p, r) = GspRm::close(gpu);
+    let r = r.expect("close");
+    assert!(r.teardown.unloaded && r.teardown.halted, "{r:?}");
+    drop(p);
+    server.stop();
+}

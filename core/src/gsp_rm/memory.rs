@@ -7,8 +7,9 @@
 //! of VRAM are BAR1 slices (at the VRAM address, not at the GPU VA); host memory's CPU view is
 //! the DMA mapping.
 //!
-//! VRAM layout: `[0, TABLES)` page tables; `[TABLES, usable end)` everything else, the part
-//! BAR1 reaches kept for memory the CPU must see when BAR1 is smaller than VRAM.
+//! VRAM layout, inside the FB region GSP-RM reports for clients ([`usable_vram`]):
+//! `[base, base + TABLES)` page tables; the rest everything else, the part BAR1 reaches kept
+//! for memory the CPU must see when BAR1 is smaller than VRAM.
 
 use alloc::vec::Vec;
 
@@ -20,10 +21,11 @@ use nvbare_mmu::{
 
 use super::error::MemoryError;
 use super::vram::{TableMirror, TlbDue, VramWindow, invalidate_tlb};
+use crate::boot::static_info::FbRegion;
 use crate::gpu::{Buffer, MemoryRequest, Placement};
 use crate::hal::{Bar0, DMA_PAGE, DmaMemory, Platform};
 
-/// Bytes of VRAM for page tables, from VRAM address 0. 8192 tables of 4 KiB: with 2 MiB
+/// Bytes of VRAM for page tables, at the bottom of the usable range. 8192 tables of 4 KiB: with 2 MiB
 /// pages that maps far more than any GPU's VRAM and host memory together.
 pub const TABLES: u64 = 32 << 20;
 /// The GPU VA range buffers are placed in: above 64 GiB (a null or small pointer faults),
@@ -162,14 +164,15 @@ fn granule(size: u64) -> u64 {
 }
 
 impl MemoryManager {
-    /// VRAM `[0, usable_end)` (page tables at the bottom), one address space of `version`,
-    /// the CPU reaching VRAM through `window`.
+    /// VRAM `usable` (page tables at the bottom), one address space of `version`, the CPU
+    /// reaching VRAM through `window`.
     pub fn new(
-        usable_end: u64,
+        usable: core::ops::Range<u64>,
         version: MmuVersion,
         window: VramWindow,
     ) -> Result<Self, MemoryError> {
-        let end = usable_end & !((2 << 20) - 1);
+        let base = usable.start.next_multiple_of(2 << 20);
+        let end = usable.end & !((2 << 20) - 1);
         let too_small = MemoryError::Exhausted {
             what: "VRAM",
             source: MmuError::OutOfMemory {
@@ -179,22 +182,28 @@ impl MemoryManager {
                 free: end,
             },
         };
-        if end < 2 * TABLES {
+        if end < base + 2 * TABLES {
             return Err(too_small);
         }
+        let tables_end = base + TABLES;
         let bar1 = window.mapped_len() & !((2 << 20) - 1);
-        let split = if bar1 > TABLES { bar1.min(end) } else { end };
-        let visible = PhysAllocator::new(TABLES, split - TABLES).map_err(exhausted("VRAM"))?;
+        let split = if bar1 > tables_end {
+            bar1.min(end)
+        } else {
+            end
+        };
+        let visible =
+            PhysAllocator::new(tables_end, split - tables_end).map_err(exhausted("VRAM"))?;
         let hidden = if split < end {
             Some(PhysAllocator::new(split, end - split).map_err(exhausted("VRAM"))?)
         } else {
             None
         };
-        let tables = PhysAllocator::new(0, TABLES).map_err(exhausted("a page table"))?;
+        let tables = PhysAllocator::new(base, TABLES).map_err(exhausted("a page table"))?;
         let space = AddressSpace::new(
             version,
             TableAperture::Video,
-            TableMirror::new(0, TABLES),
+            TableMirror::new(base, tables_end),
             tables,
             TlbDue::default(),
         )
@@ -468,6 +477,22 @@ impl MemoryManager {
     }
 }
 
+/// The VRAM clients may use: the largest FB region GSP-RM reports that is not protected,
+/// less what RM reserved inside it, and below `usable_end` (what the firmware took); all of
+/// `[0, usable_end)` when GSP-RM reports no region.
+pub fn usable_vram(regions: &[FbRegion], usable_end: u64) -> core::ops::Range<u64> {
+    regions
+        .iter()
+        .filter(|r| !r.protected && r.base < usable_end)
+        .map(|r| {
+            let end = r.limit.saturating_add(1).saturating_sub(r.reserved);
+            r.base..end.min(usable_end)
+        })
+        .filter(|r| r.start < r.end)
+        .max_by_key(|r| r.end - r.start)
+        .unwrap_or(0..usable_end)
+}
+
 /// The bus address ranges of DMA memory, adjacent pages merged.
 fn bus_ranges(d: &DmaMemory) -> Result<Vec<PhysRange>, MemoryError> {
     let mut out: Vec<PhysRange> = Vec::new();
@@ -493,6 +518,25 @@ mod tests {
         assert_eq!(granule(1), 4096);
         assert_eq!(granule(64 << 10), 64 << 10);
         assert_eq!(granule(3 << 20), 2 << 20);
+    }
+
+    #[test]
+    fn clients_get_the_largest_unprotected_region_below_the_firmware() {
+        let r = |base, limit, reserved, protected| FbRegion {
+            base,
+            limit,
+            reserved,
+            protected,
+            compressible: false,
+        };
+        assert_eq!(usable_vram(&[], 0x1000_0000), 0..0x1000_0000);
+        let regions = [
+            r(0, 0x0fff_ffff, 0x10_0000, false),
+            r(0x1000_0000, 0x1fff_ffff, 0, true),
+            r(0x2000_0000, 0x27ff_ffff, 0, false),
+        ];
+        assert_eq!(usable_vram(&regions, 0x2400_0000), 0..0x0ff0_0000);
+        assert_eq!(usable_vram(&regions, 0x0800_0000), 0..0x0800_0000);
     }
 
     #[test]

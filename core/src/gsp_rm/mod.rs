@@ -206,7 +206,8 @@ impl<P: Platform> GspRm<P> {
             MmuFormat::Ver2 => nvbare_mmu::MmuVersion::Ver2,
             MmuFormat::Ver3 => nvbare_mmu::MmuVersion::Ver3,
         };
-        let mm = match MemoryManager::new(gsp.usable_vram_end(), version, window) {
+        let usable = memory::usable_vram(&gsp.info().fb_regions, gsp.usable_vram_end());
+        let mm = match MemoryManager::new(usable, version, window) {
             Ok(mm) => mm,
             Err(e) => {
                 let error = OpenError::Setup {

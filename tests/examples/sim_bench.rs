@@ -14,7 +14,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nvbare_core::gpu::Placement;
+use nvbare_core::boot;
+use nvbare_core::gpu::{Gpu, Placement};
 use nvbare_core::gsp_rm::GspRm;
 use nvbare_core::hal::Nanos;
 use nvbare_sim::{FaultPlan, SimChip, SimGpu, SimPlatform};
@@ -35,22 +36,33 @@ fn bench(chip: SimChip) {
     let g = Arc::new(SimGpu::with_faults(chip, FaultPlan::default()).expect("simulated GPU"));
     let o = roomy_options();
     let t0 = Instant::now();
-    let mut gpu = match GspRm::open(SimPlatform::new(g.clone()), &files.firmware(), &o) {
-        Ok(gpu) => gpu,
-        Err(f) => panic!("open: {}", f.error),
+    let gsp = match boot::boot(SimPlatform::new(g.clone()), &files.firmware(), &o.boot) {
+        Ok(gsp) => gsp,
+        Err(f) => panic!("boot: {}", f.error),
     };
-    let opened = t0.elapsed();
-    let report = gpu.backend().gsp().report().clone();
+    let booted = t0.elapsed();
+    let report = gsp.report().clone();
+    let t1 = Instant::now();
+    let rm = match GspRm::over(gsp, o.vram_access) {
+        Ok(rm) => rm,
+        Err(f) => panic!("RM setup: {}", f.error),
+    };
+    let rm_setup = t1.elapsed();
+    let t2 = Instant::now();
+    let mut gpu = match Gpu::open_or_give_back(rm, o.gpu) {
+        Ok(gpu) => gpu,
+        Err((e, _)) => panic!("GPU layer: {e}"),
+    };
+    let layer = t2.elapsed();
     println!("== {} (simulated) ==", chip.spec().name);
     println!("{report}");
-    let boot_total: u64 = report.stages.iter().map(|s| s.host_ns + s.waited_ns).sum();
     println!(
-        "open in all: {} (boot {} of which host work {}; RM setup, golden context and the GPU \
-         layer {})",
-        ns(opened),
-        Nanos(boot_total),
+        "open: boot {} (host work {}), RM setup with the golden context {}, GPU layer \
+         (object tree, channels, engines) {}",
+        ns(booted),
         Nanos(report.host_ns()),
-        ns(opened.saturating_sub(Duration::from_nanos(boot_total)))
+        ns(rm_setup),
+        ns(layer)
     );
 
     let cubin = kernels_for(gpu.sm()).expect("kernels for this SM");

@@ -15,6 +15,7 @@ pub mod cubin;
 pub mod fault_names;
 pub mod gpfifo;
 pub mod gpu;
+pub mod gsp_rm;
 pub mod gsp_rpc;
 pub mod hal;
 pub mod launch;

@@ -109,6 +109,11 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         &self.memory
     }
 
+    /// Table memory, mutably (to flush a staging implementation).
+    pub fn memory_mut(&mut self) -> &mut M {
+        &mut self.memory
+    }
+
     /// The table allocator.
     pub fn allocator(&self) -> &A {
         &self.allocator
@@ -117,6 +122,11 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
     /// The TLB hook.
     pub fn tlb(&self) -> &T {
         &self.tlb
+    }
+
+    /// The TLB hook, mutably (to take a deferred invalidate).
+    pub fn tlb_mut(&mut self) -> &mut T {
+        &mut self.tlb
     }
 
     /// Gives every page table, the root included, back to the allocator and returns the parts.
@@ -130,6 +140,49 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         }
         self.nodes.clear();
         Ok((self.memory, self.allocator, self.tlb))
+    }
+
+    /// Creates (where missing) the first `levels` directory tables on the path to `va`, the
+    /// root first, and pins the deepest one so that no unmap ever frees it (or, through it,
+    /// the ones above): the upper levels of a VA range handed to someone else who fills the
+    /// levels below (GSP-RM's server-reserved range, given to it with
+    /// `NV90F1_CTRL_CMD_VASPACE_COPY_SERVER_RESERVED_PDES`). `levels` counts directories
+    /// that hold plain PDEs (not PD0's dual PDEs). Returns each table's level and place.
+    pub fn pin_directories(
+        &mut self,
+        va: u64,
+        levels: usize,
+    ) -> Result<Vec<(Level, TableAddr)>, MmuError> {
+        let dirs = self.format.directories;
+        let max = self.format.pd0_index();
+        if levels == 0 || levels > max {
+            return Err(MmuError::NoSuchLevels { levels, max });
+        }
+        if va >= self.format.va_limit() {
+            return Err(MmuError::VaOutOfRange {
+                va,
+                size: 1,
+                limit: self.format.va_limit(),
+            });
+        }
+        let mut node = ROOT;
+        let mut out = Vec::with_capacity(levels);
+        for depth in 0..levels {
+            let n = &self.nodes[node as usize];
+            out.push((n.level, n.at));
+            if depth + 1 == levels {
+                break;
+            }
+            let idx = n.level.index_of(va) as usize;
+            node = match n.slots[idx] {
+                LEAF => return Err(MmuError::AlreadyMapped { va }),
+                NONE => self.attach(node, idx, dirs[depth + 1])?,
+                child => child,
+            };
+        }
+        // A pin counts as a use: `prune_empty` frees only tables with none.
+        self.nodes[node as usize].used += 1;
+        Ok(out)
     }
 
     /// Where `va` is mapped, read from the tables this address space wrote. `Ok(None)` when

@@ -131,6 +131,13 @@ pub enum MmuError {
         /// Its size.
         size: u64,
     },
+    /// A number of directory levels the format does not have.
+    NoSuchLevels {
+        /// Levels asked for.
+        levels: usize,
+        /// The most the operation takes.
+        max: usize,
+    },
     /// Page-table memory could not be accessed.
     Access(AccessError),
 }
@@ -216,6 +223,10 @@ impl fmt::Display for MmuError {
             RangeInUse { addr, size } => write!(
                 f,
                 "range {addr:#x}+{size:#x} is already in use; reserve ranges before allocating from them"
+            ),
+            NoSuchLevels { levels, max } => write!(
+                f,
+                "{levels} directory levels asked for; this format has 1..={max} that hold PDEs"
             ),
             Access(e) => e.fmt(f),
         }

@@ -462,3 +462,43 @@ fn tables_outside_the_memory_window_fail_cleanly() {
         );
     }
 }
+
+#[test]
+fn pinned_directories_outlive_the_mappings_under_them() {
+    for v in VERSIONS {
+        let mut s = space(v);
+        let va = 0x7100_0000_0000;
+        let tables = s.pin_directories(va, 3).unwrap();
+        assert_eq!(tables.len(), 3);
+        assert_eq!(tables[0].1, s.root(), "{v:?}: the root first");
+        let names: Vec<_> = tables.iter().map(|(l, _)| l.name).collect();
+        let want = match v {
+            MmuVersion::Ver2 => ["PD3", "PD2", "PD1"],
+            MmuVersion::Ver3 => ["PD4", "PD3", "PD2"],
+        };
+        assert_eq!(names, want);
+        assert_eq!(s.table_count(), 3);
+        // A page mapped and unmapped below leaves the pinned tables where they were.
+        s.map(
+            va,
+            &[PhysRange::new(GIB, 4 * KIB)],
+            PteAttributes::default(),
+        )
+        .unwrap();
+        assert!(s.table_count() > 3);
+        s.unmap(va, 4 * KIB).unwrap();
+        assert_eq!(s.table_count(), 3, "{v:?}: only the unpinned tables went");
+        // Pinning again finds the same tables.
+        assert_eq!(s.pin_directories(va, 3).unwrap(), tables);
+        let max = s.format().pd0_index();
+        assert_eq!(max, if v == MmuVersion::Ver3 { 4 } else { 3 });
+        assert_eq!(
+            s.pin_directories(va, 0),
+            Err(MmuError::NoSuchLevels { levels: 0, max })
+        );
+        assert!(
+            s.pin_directories(va, max + 1).is_err(),
+            "PD0 holds dual PDEs"
+        );
+    }
+}

@@ -168,7 +168,8 @@ pub static GH100_H200: ChipSpec = ChipSpec {
 };
 
 /// GB202 (GeForce RTX 5090): 32 GiB GDDR7, 12 GPCs x 8 TPCs x 2 SMs, 170 SMs enabled,
-/// sm_version 0x1200.
+/// sm_version 0xa04 (`NV2080_CTRL_GR_INFO_SM_VERSION_10_04`, what RM reports on GB20x, whose ISA
+/// is sm_120: tinygrad maps it so; ctrl2080gr.h has no 12.x value).
 pub static GB202: ChipSpec = ChipSpec {
     name: "gb202",
     product: "NVIDIA GeForce RTX 5090 (simulated GB202)",
@@ -186,7 +187,7 @@ pub static GB202: ChipSpec = ChipSpec {
     tpcs_per_gpc: 8,
     sms_per_tpc: 2,
     max_warps_per_sm: 48,
-    sm_version: 0x1200,
+    sm_version: 0xa04,
     fsp_ready_scratch: 0x00ad_00bc,
     boot: BootModel::FspChainOfTrust,
     classes: GB202_CLASSES,

@@ -156,6 +156,9 @@ pub struct World {
     pub tlb: units::mmu::Tlb,
     /// What the engines did (owner: the FIFO unit and the engines it runs).
     pub engines: units::fifo::EngineCounters,
+    /// Clients and objects in GSP-RM's database, as of GSP-RM's last step (owner: GSP unit;
+    /// zero while GSP-RM does not run).
+    pub rm_objects: units::gsp::rm::RmObjectCount,
 }
 
 /// What a unit sees when it runs.
@@ -493,6 +496,12 @@ impl SimGpu {
     /// launches, and how many launched kernels the simulator did not execute.
     pub fn engine_counters(&self) -> units::fifo::EngineCounters {
         self.inner.lock().world.engines.clone()
+    }
+
+    /// Clients and objects GSP-RM's database holds now (zero while GSP-RM does not run):
+    /// what a driver that frees what it allocates leaves behind is GSP-RM's own.
+    pub fn rm_objects(&self) -> units::gsp::rm::RmObjectCount {
+        self.inner.lock().world.rm_objects
     }
 
     /// Runs `f` with the world (for units' tests and the remote server's bookkeeping).

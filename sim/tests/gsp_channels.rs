@@ -648,3 +648,79 @@ fn compute_on_a_copy_runlist_is_refused() {
         "copy object",
     );
 }
+
+#[test]
+fn a_channel_without_context_share_runs_in_its_groups_va_space() {
+    let Some(mut rig) = booted(SimChip::Gh100) else {
+        return;
+    };
+    basic_objects(&mut rig);
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            VASPACE,
+            cls::FERMI_VASPACE_A,
+            VaSpaceAllocParamsV570::default().as_bytes(),
+        ),
+        "VA space",
+    );
+    // A copy engine's own group naming the VA space, as CUDA allocates it.
+    let tsg = ChannelGroupAllocParams {
+        engine_type: 0x0b,
+        h_va_space: VASPACE,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            TSG,
+            cls::KEPLER_CHANNEL_GROUP_A,
+            tsg.as_bytes(),
+        ),
+        "copy TSG with a VA space",
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            TSG,
+            CHANNEL,
+            cls::HOPPER_CHANNEL_GPFIFO_A,
+            channel_params(0x800_0000, 256, 0).as_bytes(),
+        ),
+        "channel without context share or VA space",
+    );
+    let (ch, vaspaces) = rig.gpu.with_world(|w| {
+        (
+            w.channels.values().next().cloned().unwrap(),
+            w.vaspaces.keys().copied().collect::<Vec<_>>(),
+        )
+    });
+    assert_eq!(vaspaces, [ch.vaspace], "the group's VA space");
+    // A group without one leaves such a channel nowhere to run.
+    let bare = ChannelGroupAllocParams {
+        engine_type: 0x0b,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            TSG + 1,
+            cls::KEPLER_CHANNEL_GROUP_A,
+            bare.as_bytes(),
+        ),
+        "copy TSG without a VA space",
+    );
+    assert_eq!(
+        status(rig.rm_alloc(
+            CLIENT,
+            TSG + 1,
+            CHANNEL + 1,
+            cls::HOPPER_CHANNEL_GPFIFO_A,
+            channel_params(0x900_0000, 256, 0).as_bytes(),
+        )),
+        NvStatus::ERR_INVALID_ARGUMENT
+    );
+}

@@ -207,6 +207,32 @@ fn generic_alloc_and_control_checks_give_resservs_statuses() {
 }
 
 #[test]
+fn the_object_count_follows_allocs_and_frees() {
+    let Some(mut rig) = booted(SimChip::Gh100) else {
+        return;
+    };
+    // Let GSP-RM take a step with nothing to do, so the count is current.
+    let idle = |rig: &Rig| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        rig.gpu.rm_objects()
+    };
+    let internal = idle(&rig);
+    assert_eq!(
+        (internal.clients, internal.objects),
+        (1, 3),
+        "GSP-RM's internal client, device and subdevice"
+    );
+    basic_objects(&mut rig);
+    let with = idle(&rig);
+    assert_eq!(with.clients, 2);
+    assert!(with.objects >= internal.objects + 3, "{with:?}");
+    let free = [CLIENT, 0, CLIENT, 0].map(u32::to_le_bytes).concat();
+    let (_, p) = rig.call(RpcFunction::Free.as_u32(), &free);
+    assert_eq!(u32::from_le_bytes(p[12..16].try_into().unwrap()), 0);
+    assert_eq!(idle(&rig), internal, "freeing the client frees all it has");
+}
+
+#[test]
 fn injected_rpc_failure_reaches_the_alloc_status() {
     let faults = FaultPlan {
         rpc_failure: Some((RpcFunction::GspRmAlloc.as_u32(), NvStatus::ERR_NO_MEMORY.0)),

@@ -95,6 +95,18 @@ const COPY_PROGRESS: u64 = 0x180;
 #[cfg(feature = "probe")]
 const FETCH_STAMP: u64 = 0x200;
 
+/// What [`Gpu::build`] makes besides the buffers it holds.
+struct Built<B: Backend> {
+    objects: DeviceObjects,
+    channels: ChannelObjects<B::Error>,
+    info: CardInfo,
+    queues: [Queue; 2],
+    #[cfg(feature = "probe")]
+    fetch_stamp: Semaphore,
+    arena: Arena<B::Memory>,
+    qmd_version: QmdVersion,
+}
+
 /// A GPU ready for work, reached through `B`.
 pub struct Gpu<B: Backend> {
     backend: B,
@@ -144,47 +156,119 @@ fn queue_index(e: Engine) -> usize {
 impl<B: Backend> Gpu<B> {
     /// Builds the object tree and the channels over `backend`, and runs the one-time engine
     /// setup.
-    pub fn open(mut backend: B, config: GpuConfig) -> Result<Self, GpuError<B::Error>> {
-        let objects = DeviceObjects::create(&mut backend)?;
+    pub fn open(backend: B, config: GpuConfig) -> Result<Self, GpuError<B::Error>> {
+        Self::open_or_give_back(backend, config).map_err(|(e, _)| e)
+    }
+
+    /// [`Self::open`], giving the backend back with the error when it fails (for a backend
+    /// that owns a device the caller wants back: the VFIO path's platform). The memory the
+    /// failed open allocated is freed; RM objects it made stay for the backend to free.
+    pub fn open_or_give_back(
+        mut backend: B,
+        config: GpuConfig,
+    ) -> Result<Self, (GpuError<B::Error>, B)> {
+        let mut held = Vec::new();
+        let built = match Self::build(&mut backend, &config, &mut held) {
+            Ok(b) => b,
+            Err(e) => {
+                for b in held {
+                    backend.free_memory(b);
+                }
+                return Err((e, backend));
+            }
+        };
+        let mut gpu = Self {
+            backend,
+            config,
+            objects: built.objects,
+            channels: built.channels,
+            info: built.info,
+            queues: built.queues,
+            _held: held,
+            #[cfg(feature = "probe")]
+            fetch_stamp: built.fetch_stamp,
+            arena: built.arena,
+            qmd_version: built.qmd_version,
+            local: None,
+            pool: pool::Pool::default(),
+            tuning: config.tuning,
+            #[cfg(feature = "probe")]
+            profile: None,
+            slot_bytes: Vec::new(),
+            launch_pb: PushBuffer::with_capacity(16),
+        };
+        if let Err(e) = gpu.setup_engines() {
+            return Err((e, gpu.close()));
+        }
+        log::info!(
+            "GPU ready: {} (sm_{}, {} SMs), RM {}",
+            gpu.info.name,
+            gpu.sm(),
+            gpu.objects.gr.sm_count,
+            gpu.info.rm
+        );
+        Ok(gpu)
+    }
+
+    /// The object tree, the channels and the memory they need, over `backend`. The buffers
+    /// that live as long as the GPU are left in `held` (also when a later step fails, for the
+    /// caller to free).
+    fn build(
+        backend: &mut B,
+        config: &GpuConfig,
+        held: &mut Vec<Buffer<B::Memory>>,
+    ) -> Result<Built<B>, GpuError<B::Error>> {
+        let objects = DeviceObjects::create(backend)?;
         let qmd_version = QmdVersion::for_compute_class(objects.classes.compute)
             .ok_or(GpuError::NoQmdLayout(objects.classes.compute))?;
         let info = backend.card_info(objects.subdevice);
-        let alloc =
-            |b: &mut B, req: MemoryRequest| b.alloc_memory(&req).map_err(at(Step::AllocMemory));
+        let alloc = |b: &mut B, held: &mut Vec<Buffer<B::Memory>>, req: MemoryRequest| {
+            let buf = b.alloc_memory(&req).map_err(at(Step::AllocMemory))?;
+            held.push(buf);
+            Ok::<_, GpuError<B::Error>>(held.len() - 1)
+        };
 
         let slot = channel_slot(config.ring_entries);
         let area = alloc(
-            &mut backend,
+            backend,
+            held,
             MemoryRequest {
                 contiguous: true,
                 align: 2 << 20,
                 ..MemoryRequest::new(slot * 2, Placement::Vram, true)
             },
         )?;
-        let channels = ChannelObjects::create(&mut backend, &objects, &area, config.ring_entries)?;
+        let channels = ChannelObjects::create(backend, &objects, &held[area], config.ring_entries)?;
         let sync_page = alloc(
-            &mut backend,
+            backend,
+            held,
             MemoryRequest::new(0x1000, Placement::Host, true),
         )?;
         let compute_pb = alloc(
-            &mut backend,
+            backend,
+            held,
             MemoryRequest::new(config.compute_pushbuffer, Placement::Vram, true),
         )?;
         let copy_pb = alloc(
-            &mut backend,
+            backend,
+            held,
             MemoryRequest::new(config.copy_pushbuffer, Placement::Vram, true),
         )?;
+        // The arena is the last buffer: it leaves `held` for the arena itself.
         let arena = alloc(
-            &mut backend,
+            backend,
+            held,
             MemoryRequest::new(config.arena, Placement::Vram, true),
         )?;
 
+        let (area, sync_page) = (&held[area], &held[sync_page]);
+        let (compute_pb, copy_pb) = (&held[compute_pb], &held[copy_pb]);
         let doorbell = backend.usermode_base() + USERMODE_DOORBELL;
         let make_fifo = |engine: Engine| -> Result<GpFifo, GpuError<B::Error>> {
             let ch = channels.channel(engine);
             let ring_len = u64::from(ch.entries) * 8;
-            let ring = view(&area, ch.ring_offset, ring_len)?;
-            let userd = view(&area, ch.ring_offset + ring_len, USERD_SIZE as u64)?;
+            let ring = view(area, ch.ring_offset, ring_len)?;
+            let userd = view(area, ch.ring_offset + ring_len, USERD_SIZE as u64)?;
             Ok(GpFifo::new(
                 engine.label(),
                 ring,
@@ -195,16 +279,16 @@ impl<B: Backend> Gpu<B> {
             )?)
         };
         let sem_at = |off| -> Result<Semaphore, GpuError<B::Error>> {
-            Ok(Semaphore::new(view(&sync_page, off, 16)?)?)
+            Ok(Semaphore::new(view(sync_page, off, 16)?)?)
         };
         let compute = Channel::new(
             make_fifo(Engine::Compute)?,
-            view(&compute_pb, 0, compute_pb.size())?,
+            view(compute_pb, 0, compute_pb.size())?,
             sem_at(COMPUTE_PROGRESS)?,
         );
         let copy = Channel::new(
             make_fifo(Engine::Copy)?,
-            view(&copy_pb, 0, copy_pb.size())?,
+            view(copy_pb, 0, copy_pb.size())?,
             sem_at(COPY_PROGRESS)?,
         );
         let queues = [
@@ -213,40 +297,52 @@ impl<B: Backend> Gpu<B> {
         ];
         #[cfg(feature = "probe")]
         let fetch_stamp = sem_at(FETCH_STAMP)?;
-        let arena = Arena {
-            ring: Ring::new(arena.size() as usize),
-            mem: MirroredMem::new(view(&arena, 0, arena.size())?)?,
-            buf: arena,
+        let arena_mem = MirroredMem::new(view(&held[arena], 0, held[arena].size())?)?;
+        // PANIC: `arena` is the last index pushed and nothing was removed since.
+        let Some(arena) = held.pop() else {
+            unreachable!("the arena buffer is in `held`")
         };
-        let mut gpu = Self {
-            backend,
-            config,
+        Ok(Built {
             objects,
             channels,
             info,
             queues,
-            _held: alloc::vec![area, sync_page, compute_pb, copy_pb],
             #[cfg(feature = "probe")]
             fetch_stamp,
-            arena,
+            arena: Arena {
+                ring: Ring::new(arena.size() as usize),
+                mem: arena_mem,
+                buf: arena,
+            },
             qmd_version,
-            local: None,
-            pool: pool::Pool::default(),
-            tuning: config.tuning,
-            #[cfg(feature = "probe")]
-            profile: None,
-            slot_bytes: Vec::new(),
-            launch_pb: PushBuffer::with_capacity(16),
-        };
-        gpu.setup_engines()?;
-        log::info!(
-            "GPU ready: {} (sm_{}, {} SMs), RM {}",
-            gpu.info.name,
-            gpu.sm(),
-            gpu.objects.gr.sm_count,
-            gpu.info.rm
-        );
-        Ok(gpu)
+        })
+    }
+
+    /// Frees the GPU layer's own memory (the channel area, sync page, pushbuffers, launch
+    /// arena, local memory, pool chunks) and gives the backend back, for a teardown of its
+    /// own (the VFIO path's `GspRm::close`). Wait for submitted work first ([`Self::sync`]):
+    /// the GPU must no longer use the memory. Kernels not unloaded keep their code memory,
+    /// and the RM objects stay, for the backend to free.
+    pub fn close(self) -> B {
+        let Self {
+            mut backend,
+            _held: held,
+            arena,
+            local,
+            pool,
+            ..
+        } = self;
+        for b in held {
+            backend.free_memory(b);
+        }
+        backend.free_memory(arena.buf);
+        if let Some((b, _)) = local {
+            backend.free_memory(b);
+        }
+        for b in pool.into_buffers() {
+            backend.free_memory(b);
+        }
+        backend
     }
 
     fn setup_engines(&mut self) -> Result<(), GpuError<B::Error>> {

@@ -83,6 +83,11 @@ impl<M> Pool<M> {
         })
     }
 
+    /// The chunks' buffers, the pool given up (for closing the GPU).
+    pub(crate) fn into_buffers(self) -> impl Iterator<Item = Buffer<M>> {
+        self.chunks.into_iter().map(|c| c.buf)
+    }
+
     /// Returns a piece (the caller guarantees the GPU no longer uses it).
     pub(crate) fn free(&mut self, b: PoolBuffer) {
         if let Some(c) = self.chunks.get_mut(b.chunk) {

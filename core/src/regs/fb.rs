@@ -1,5 +1,5 @@
 //! Framebuffer registers: WPR2 bounds, usable FB size, GFW boot progress, the sysmem flush
-//! buffer, BAR1 instance block (pre-Hopper) and the PRAMIN window (Hopper).
+//! buffer, BAR1 instance block (pre-Hopper) and the PRAMIN window (Hopper, Blackwell).
 
 use super::macros::register;
 use crate::chip::Arch;
@@ -107,13 +107,14 @@ register! {
         base / with_base: u32 = 23:0, hwref("BASE");
     }
 
-    /// `NV_XAL_EP_BAR0_WINDOW`: where PRAMIN points in VRAM, Hopper (Blackwell widens
-    /// `BASE` to 22:0 and is not modelled).
+    /// `NV_XAL_EP_BAR0_WINDOW`: where PRAMIN points in VRAM, Hopper and Blackwell (GH100's
+    /// `BASE` is 21:0, GB100's 22:0; GB202's header names the register only).
     pub struct XalEpBar0Window @ [0x0010_fd40]
-        hwref("NV_XAL_EP_BAR0_WINDOW", only Arch::Hopper)
+        hwref("NV_XAL_EP_BAR0_WINDOW",
+              only Arch::Hopper | Arch::BlackwellGb10x | Arch::BlackwellGb20x)
     {
         /// VRAM address >> 16 (`_BASE_SHIFT`).
-        base / with_base: u32 = 21:0, hwref("BASE");
+        base / with_base: u32 = 22:0, hwref("BASE"; absent [GB202]; narrower_in [GH100]);
     }
 }
 

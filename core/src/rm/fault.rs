@@ -49,6 +49,7 @@ pub fn access_type_name(t: u32) -> &'static str {
         0x9 => "physical write",
         0xa => "physical atomic",
         0xb => "physical prefetch",
+        ACCESS_TYPE_UNKNOWN => "an access of unreported type",
         _ => "unknown access",
     }
 }
@@ -79,6 +80,39 @@ pub struct SmError {
     pub address: u64,
 }
 
+/// `NV_PFAULT_ACCESS_TYPE_*` value for an access whose type nobody reported (GSP-RM's
+/// robust-channel event carries the address and fault type only).
+pub const ACCESS_TYPE_UNKNOWN: u32 = 0xff;
+
+/// The channel a robust-channel error stopped, as GSP-RM reports it (`RC_TRIGGERED`,
+/// `OS_ERROR_LOG`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelError {
+    /// Channel id.
+    pub chid: u32,
+    /// Runlist, when reported.
+    pub runlist: Option<u32>,
+    /// `NV2080_ENGINE_TYPE_*` of the channel's engine, when reported.
+    pub engine_type: Option<u32>,
+    /// The Xid (`ROBUST_CHANNEL_*`, `nverror.h`): 31 MMU fault, 13 graphics exception...
+    pub xid: u32,
+}
+
+/// What an Xid (`nverror.h`) means, for the ones a compute channel meets.
+pub fn xid_name(xid: u32) -> &'static str {
+    match xid {
+        8 => "channel timeout (GPU stopped processing)",
+        13 => "graphics engine exception",
+        31 => "MMU fault",
+        32 => "PBDMA error (invalid pushbuffer or method)",
+        43 => "channel stopped (reset)",
+        45 => "channel preempted and removed",
+        68 => "video processor exception",
+        69 => "graphics engine class error",
+        _ => "robust-channel error",
+    }
+}
+
 /// What faulted when a channel stopped.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FaultReport {
@@ -88,21 +122,44 @@ pub struct FaultReport {
     pub mmu_without_address: Option<u32>,
     /// SMs with a non-zero error state.
     pub sm: Vec<SmError>,
+    /// The channel that was stopped, when the event source named it.
+    pub channel: Option<ChannelError>,
 }
 
 impl FaultReport {
     /// Whether nothing faulted.
     pub fn is_empty(&self) -> bool {
-        self.mmu.is_empty() && self.mmu_without_address.is_none() && self.sm.is_empty()
+        self.mmu.is_empty()
+            && self.mmu_without_address.is_none()
+            && self.sm.is_empty()
+            && self.channel.is_none()
+    }
+
+    /// Adds an MMU fault; the same address and type seen twice (by the event source and the
+    /// debugger) is one fault, with the access type whichever source knew it.
+    pub fn add_mmu(&mut self, f: MmuFault) {
+        match self
+            .mmu
+            .iter_mut()
+            .find(|m| m.address == f.address && m.fault_type == f.fault_type)
+        {
+            Some(m) if m.access_type == ACCESS_TYPE_UNKNOWN => m.access_type = f.access_type,
+            Some(_) => {}
+            // At most the capacity: a fifth fault is dropped, as the debugger does.
+            None => {
+                let _ = self.mmu.push(f);
+            }
+        }
     }
 
     /// Adds what `other` saw.
     pub fn merge(&mut self, other: FaultReport) {
         for f in other.mmu {
-            let _ = self.mmu.push(f);
+            self.add_mmu(f);
         }
         self.mmu_without_address = self.mmu_without_address.or(other.mmu_without_address);
         self.sm.extend(other.sm);
+        self.channel = self.channel.or(other.channel);
     }
 }
 
@@ -132,6 +189,17 @@ impl fmt::Display for FaultReport {
                 f,
                 "GPU MMU fault (fault info {info:#x}; no address recorded)"
             )?;
+        }
+        if let Some(c) = &self.channel {
+            sep(f)?;
+            write!(f, "channel {}", c.chid)?;
+            if let Some(r) = c.runlist {
+                write!(f, " on runlist {r}")?;
+            }
+            if let Some(e) = c.engine_type {
+                write!(f, " (engine type {e:#x})")?;
+            }
+            write!(f, " stopped: Xid {} ({})", c.xid, xid_name(c.xid))?;
         }
         for e in &self.sm {
             sep(f)?;
@@ -190,8 +258,7 @@ pub fn read<R: RmApi>(
         .is_ok()
     {
         for e in mmu.faults() {
-            // PANIC-free: faults() returns at most MMU_FAULT_INFO_MAX_ENTRIES, the capacity.
-            let _ = report.mmu.push(MmuFault {
+            report.add_mmu(MmuFault {
                 address: e.fault_address,
                 fault_type: e.fault_type,
                 access_type: e.access_type,
@@ -232,5 +299,35 @@ mod tests {
         r.mmu.clear();
         assert!(format!("{r}").starts_with("GPU MMU fault (fault info 0x1234"));
         assert_eq!(format!("{}", FaultReport::default()), "no fault recorded");
+    }
+
+    #[test]
+    fn one_fault_seen_twice_is_one_fault_and_names_its_channel() {
+        let mut events = FaultReport::default();
+        events.add_mmu(MmuFault {
+            address: 0xdead_0000,
+            fault_type: 2,
+            access_type: ACCESS_TYPE_UNKNOWN,
+        });
+        events.channel = Some(ChannelError {
+            chid: 3,
+            runlist: Some(0),
+            engine_type: Some(1),
+            xid: 31,
+        });
+        let mut debugger = FaultReport::default();
+        debugger.add_mmu(MmuFault {
+            address: 0xdead_0000,
+            fault_type: 2,
+            access_type: 1,
+        });
+        events.merge(debugger);
+        assert_eq!(events.mmu.len(), 1);
+        assert_eq!(events.mmu[0].access_type, 1, "the debugger knew the access");
+        assert_eq!(
+            format!("{events}"),
+            "GPU MMU fault at 0xdead0000: PTE (address not mapped) on virtual write; \
+             channel 3 on runlist 0 (engine type 0x1) stopped: Xid 31 (MMU fault)"
+        );
     }
 }

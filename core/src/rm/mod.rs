@@ -19,7 +19,10 @@ pub mod tree;
 use zerocopy::{FromBytes, IntoBytes};
 
 pub use classes::{Classes, NoClass};
-pub use fault::{FaultReport, MmuFault, SmError, access_type_name, fault_type_name};
+pub use fault::{
+    ACCESS_TYPE_UNKNOWN, ChannelError, FaultReport, MmuFault, SmError, access_type_name,
+    fault_type_name, xid_name,
+};
 pub use fault_text::{KernelCode, NamedFaults};
 pub use tree::{ChannelObjects, CopyEngineRefusal, DeviceObjects, Engine, GrInfo, Step};
 

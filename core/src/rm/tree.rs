@@ -129,9 +129,14 @@ pub struct GrInfo {
 }
 
 impl GrInfo {
-    /// The SM version as nvcc numbers it (90 on Hopper).
+    /// The SM version as nvcc numbers it (90 on Hopper, 120 on GB20x).
     pub fn sm(&self) -> u32 {
-        (self.sm_version >> 8) * 10 + (self.sm_version & 0xf)
+        match self.sm_version {
+            // NV2080_CTRL_GR_INFO_SM_VERSION_10_04: what RM reports on GB20x, whose ISA is
+            // sm_120 (tinygrad maps it so; ctrl2080gr.h has no 12.x value).
+            0xa04 => 120,
+            v => (v >> 8) * 10 + (v & 0xf),
+        }
     }
 }
 
@@ -539,5 +544,27 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
             Engine::Compute => &self.compute,
             Engine::Copy => &self.copy,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GrInfo;
+
+    #[test]
+    fn sm_versions_read_as_nvcc_names_them() {
+        let sm = |sm_version| {
+            GrInfo {
+                sm_version,
+                ..GrInfo::default()
+            }
+            .sm()
+        };
+        assert_eq!(sm(0x800), 80);
+        assert_eq!(sm(0x806), 86);
+        assert_eq!(sm(0x809), 89);
+        assert_eq!(sm(0x900), 90);
+        assert_eq!(sm(0xa00), 100);
+        assert_eq!(sm(0xa04), 120, "GB20x");
     }
 }

@@ -13,6 +13,7 @@ use crate::abi::{
     RpcUnloadingGuestDriver,
 };
 use crate::registry::RegistryTable;
+use crate::rm::nvos::FreeParams;
 use zerocopy::{FromZeros, IntoBytes};
 
 /// `NV_VGPU_PTEDESC_IDR_NONE`: `pte_pde[]` holds PTEs (page frame numbers).
@@ -94,6 +95,8 @@ impl fmt::Display for CommandError {
     }
 }
 
+impl core::error::Error for CommandError {}
+
 fn with_params(fixed: &[u8], params: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(fixed.len() + params.len());
     v.extend_from_slice(fixed);
@@ -167,6 +170,22 @@ impl Command {
             function: RpcFunction::GspRmControl,
             payload: with_params(fixed.as_bytes(), params),
         })
+    }
+
+    /// `FREE`: free `h_object` (and everything under it) of client `h_client`, whose parent
+    /// is `h_parent` (`rpc_free_v03_00`, an `NVOS00_PARAMETERS`; `rpcFree_v03_00`). Freeing
+    /// the client itself (`h_object == h_client`) frees all it has.
+    pub fn free(h_client: u32, h_parent: u32, h_object: u32) -> Self {
+        let fixed = FreeParams {
+            h_root: h_client,
+            h_object_parent: h_parent,
+            h_object_old: h_object,
+            status: 0,
+        };
+        Self {
+            function: RpcFunction::Free,
+            payload: fixed.as_bytes().to_vec(),
+        }
     }
 
     /// `ALLOC_MEMORY`: describe memory made of 4 KiB pages to GSP-RM
@@ -300,6 +319,16 @@ mod tests {
             Err(CommandError::UnalignedPage { addr: 0x1001 })
         );
         assert!(Command::alloc_memory(1, 2, 3, 4, 0, 6, 0, &alloc::vec![0; 70000]).is_err());
+    }
+
+    #[test]
+    fn free_payload_is_nvos00() {
+        let c = Command::free(0xc1d0_0000, 0xcf00_0001, 0xcf00_0002);
+        assert_eq!(c.function.as_u32(), 10);
+        assert_eq!(c.payload.len(), 16);
+        assert_eq!(&c.payload[..4], &0xc1d0_0000u32.to_le_bytes());
+        assert_eq!(&c.payload[8..12], &0xcf00_0002u32.to_le_bytes());
+        assert_eq!(&c.payload[12..], &[0; 4], "status, set by GSP-RM");
     }
 
     #[test]

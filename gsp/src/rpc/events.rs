@@ -23,6 +23,7 @@ use crate::abi::{
     RpcGspRmAlloc, RpcGspRmControl, RpcMessageHeader, RpcNumber, RpcOsErrorLog, RpcPostEvent,
     RpcRcTriggered, RpcUcodeLibosPrint,
 };
+use crate::rm::nvos::FreeParams;
 use crate::sequencer::{CpuSequencer, SequencerError, decode_sequencer};
 use zerocopy::{FromBytes, IntoBytes};
 
@@ -132,6 +133,17 @@ pub enum GspMessage {
         status: RpcResult,
         /// The parameters as GSP-RM returned them.
         params: Vec<u8>,
+    },
+    /// Reply to `FREE` (`rpc_free_v03_00`: the `NVOS00_PARAMETERS` echoed).
+    FreeReply {
+        /// `hRoot`: the client.
+        h_client: u32,
+        /// `hObjectParent`.
+        h_parent: u32,
+        /// `hObjectOld`: the object freed.
+        h_object: u32,
+        /// `status`: the free's own `NV_STATUS`.
+        status: RpcResult,
     },
     /// Reply to `GET_GSP_STATIC_INFO`.
     StaticInfo(Box<GspStaticConfigInfo>),
@@ -356,6 +368,15 @@ pub fn decode_message(
                 params: p.tail(n, c.params_size, "paramsSize")?,
             }
         }
+        RpcNumber::Function(RpcFunction::Free) => {
+            let f: FreeParams = p.fixed(size_of::<FreeParams>())?;
+            GspMessage::FreeReply {
+                h_client: f.h_root,
+                h_parent: f.h_object_parent,
+                h_object: f.h_object_old,
+                status: RpcResult(f.status),
+            }
+        }
         RpcNumber::Function(RpcFunction::GetGspStaticInfo) => {
             let n = core::mem::size_of::<GspStaticConfigInfo>();
             let (info, _) = GspStaticConfigInfo::read_from_prefix(payload).map_err(|_| {
@@ -395,7 +416,9 @@ impl DecodedMessage {
             return Some(self.result);
         }
         match &self.body {
-            GspMessage::RmAllocReply { status, .. } | GspMessage::RmControlReply { status, .. }
+            GspMessage::RmAllocReply { status, .. }
+            | GspMessage::RmControlReply { status, .. }
+            | GspMessage::FreeReply { status, .. }
                 if !status.is_ok() =>
             {
                 Some(*status)
@@ -524,6 +547,20 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_free_reply_carries_its_status() {
+        let mut c = alloc::vec![0u8; 16];
+        c[8] = 0x22;
+        c[12] = 0x57; // NV_ERR_OBJECT_NOT_FOUND
+        let m = decode_message(&hdr(10, 16), &c).unwrap();
+        assert!(matches!(
+            m.body,
+            GspMessage::FreeReply { h_object: 0x22, .. }
+        ));
+        assert_eq!(m.failure(), Some(RpcResult(0x57)));
+        assert!(decode_message(&hdr(10, 8), &c[..8]).is_err(), "truncated");
     }
 
     #[test]

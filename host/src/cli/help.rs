@@ -48,6 +48,9 @@ Read by the test suites (cargo test), not by nvbare:
   NVBARE_REQUIRE_TINYGRAD=1    tinygrad interop tests fail instead of skipping
   NVBARE_REMOTE_SERVER         HOST:PORT of a remote-protocol server for the client tests
   NVBARE_ABI_LAYOUT_ONLY       limit the ABI layout harness to groups (gsp,rm)
+  NVBARE_TEST_DEVICE=BDF       run the hardware suite on this vfio-pci GPU (tests/HARDWARE.md)
+  NVBARE_TEST_NOIOMMU=1        let the hardware suite use VFIO's no-IOMMU mode (unsafe)
+  NVBARE_TEST_CRASH_CHILD      set by the hardware suite for its crashing child process
 Errors print a code (nvbare: error[NVB-E104]: ...): `nvbare explain CODE` says what to do;
 README.md's Troubleshooting section lists them all.";
 

@@ -9,6 +9,25 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::rm::nvos::NvHandle;
 
+/// `NV0080_CTRL_DMA_SET_PAGE_DIRECTORY_FLAGS_*` (`ctrl0080dma.h`): the `flags` of
+/// `NV0080_CTRL_DMA_SET_PAGE_DIRECTORY_PARAMS` (the `SET_PAGE_DIRECTORY` RPC).
+pub mod set_page_directory_flags {
+    use crate::rm::BitField;
+
+    /// `..._APERTURE` 1:0: where the root page directory is.
+    pub const APERTURE: BitField = BitField::word32(1, 0);
+    /// `..._APERTURE_VIDMEM`.
+    pub const APERTURE_VIDMEM: u32 = 0;
+    /// `..._APERTURE_SYSMEM_COH`.
+    pub const APERTURE_SYSMEM_COH: u32 = 1;
+    /// `..._APERTURE_SYSMEM_NONCOH`.
+    pub const APERTURE_SYSMEM_NONCOH: u32 = 2;
+    /// `..._ALL_CHANNELS` 3:3: for every channel of the VA space.
+    pub const ALL_CHANNELS: BitField = BitField::word32(3, 3);
+    /// `..._ALL_CHANNELS_TRUE`.
+    pub const ALL_CHANNELS_TRUE: u32 = 1;
+}
+
 /// `GMMU_FMT_MAX_LEVELS` (`mmu_fmt_types.h`).
 pub const GMMU_FMT_MAX_LEVELS: usize = 6;
 

@@ -175,6 +175,37 @@ pub mod context_buffer_id {
     pub const GRAPHICS_SETUP: u16 = 0x19;
 }
 
+/// `NV2080_CTRL_GPU_PROMOTE_CTX_BUFFER_ID_*` (`ctrl2080gpu.h`): the buffers of a channel's
+/// graphics context that [`PromoteCtxBufferEntry::buffer_id`] names.
+pub mod promote_buffer_id {
+    /// `..._MAIN`: the main context image.
+    pub const MAIN: u16 = 0;
+    /// `..._PM`: performance monitors.
+    pub const PM: u16 = 1;
+    /// `..._PATCH`: the patch buffer.
+    pub const PATCH: u16 = 2;
+    /// `..._BUFFER_BUNDLE_CB`.
+    pub const BUFFER_BUNDLE_CB: u16 = 3;
+    /// `..._PAGEPOOL`.
+    pub const PAGEPOOL: u16 = 4;
+    /// `..._ATTRIBUTE_CB`.
+    pub const ATTRIBUTE_CB: u16 = 5;
+    /// `..._RTV_CB_GLOBAL`.
+    pub const RTV_CB_GLOBAL: u16 = 6;
+    /// `..._GFXP_POOL`.
+    pub const GFXP_POOL: u16 = 7;
+    /// `..._GFXP_CTRL_BLK`.
+    pub const GFXP_CTRL_BLK: u16 = 8;
+    /// `..._FECS_EVENT`.
+    pub const FECS_EVENT: u16 = 9;
+    /// `..._PRIV_ACCESS_MAP`.
+    pub const PRIV_ACCESS_MAP: u16 = 10;
+    /// `..._UNRESTRICTED_PRIV_ACCESS_MAP`.
+    pub const UNRESTRICTED_PRIV_ACCESS_MAP: u16 = 11;
+    /// `..._GLOBAL_PRIV_ACCESS_MAP`.
+    pub const GLOBAL_PRIV_ACCESS_MAP: u16 = 12;
+}
+
 /// `NV2080_CTRL_GPU_PROMOTE_CTX_BUFFER_ENTRY` (`ctrl2080gpu.h`): one context buffer handed
 /// to GSP-RM.
 #[repr(C)]

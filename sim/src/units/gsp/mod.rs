@@ -383,7 +383,9 @@ impl Unit for Gsp {
                 }
                 let doorbell = std::mem::take(&mut self.doorbell);
                 let p = rm.step(cx, doorbell);
+                cx.world.rm_objects = rm.db.count();
                 if let Some(keep_wpr2) = p.halted {
+                    cx.world.rm_objects = Default::default();
                     if !keep_wpr2 {
                         cx.world.wpr2 = (0, 0);
                         cx.log

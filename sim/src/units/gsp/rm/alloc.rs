@@ -305,22 +305,25 @@ fn construct(
                     ),
                 );
             };
-            if p.h_va_space != 0
-                && !matches!(
-                    db.object(c, p.h_va_space).map(|o| &o.kind),
-                    Some(Kind::VaSpace { .. })
-                )
-            {
-                invalid(format!(
-                    "hVASpace {:#x} is not a VA space (kchangrpapiConstruct_IMPL)",
-                    p.h_va_space
-                ))?;
-            }
+            let vaspace = match (p.h_va_space, db.object(c, p.h_va_space).map(|o| &o.kind)) {
+                (0, _) => None,
+                (_, Some(Kind::VaSpace { id })) => Some(*id),
+                _ => {
+                    return rm_err(
+                        NvStatus::ERR_INVALID_ARGUMENT,
+                        format!(
+                            "hVASpace {:#x} is not a VA space (kchangrpapiConstruct_IMPL)",
+                            p.h_va_space
+                        ),
+                    );
+                }
+            };
             Ok(Kind::ChannelGroup {
                 engine,
                 runlist,
                 subctx_used: 0,
                 scheduled: false,
+                vaspace,
             })
         }
         ClassKind::ContextShare => super::channel::context_share(db, c, hparent, class, raw),

@@ -111,12 +111,15 @@ pub(super) fn gpfifo(
             p.gp_fifo_entries, p.gp_fifo_offset
         ));
     }
-    let (engine, runlist) = match parent.kind {
+    let (engine, runlist, group_vaspace) = match parent.kind {
         Kind::ChannelGroup {
-            engine, runlist, ..
-        } => (engine, runlist),
+            engine,
+            runlist,
+            vaspace,
+            ..
+        } => (engine, runlist, vaspace),
         _ => match engine_of(db, p.engine_type) {
-            Some(e) => e,
+            Some((e, r)) => (e, r, None),
             None => {
                 return invalid(format!(
                     "engineType {:#x} outside a channel group",
@@ -126,7 +129,17 @@ pub(super) fn gpfifo(
         },
     };
     let vaspace = match (p.h_context_share, p.h_va_space) {
-        (0, 0) => return invalid("neither hContextShare nor hVASpace".into()),
+        // A channel of a group that names a VA space runs in it (a copy engine's own
+        // group, as CUDA allocates it: no context share).
+        (0, 0) => match group_vaspace {
+            Some(v) => v,
+            None => {
+                return invalid(
+                    "neither hContextShare nor hVASpace, in no channel group with a VA space"
+                        .into(),
+                );
+            }
+        },
         (0, v) => match db.object(c, v).map(|o| &o.kind) {
             Some(Kind::VaSpace { id }) => *id,
             _ => return invalid(format!("hVASpace {v:#x} is not a VA space")),

@@ -64,6 +64,9 @@ pub enum Kind {
         subctx_used: u64,
         /// Scheduled.
         scheduled: bool,
+        /// The VA space named at allocation (`hVASpace`): channels allocated in the group
+        /// without a context share or a VA space of their own take it.
+        vaspace: Option<u32>,
     },
     /// `FERMI_CONTEXT_SHARE_A`.
     ContextShare {
@@ -123,6 +126,15 @@ pub struct RmDb {
     pub mmu_faults: Vec<(u32, u64, u32)>,
 }
 
+/// How many clients and objects GSP-RM's database holds (for drivers' leak checks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RmObjectCount {
+    /// Clients, GSP-RM's internal one included.
+    pub clients: usize,
+    /// Objects of all clients, each client's own entry included.
+    pub objects: usize,
+}
+
 /// A failed request: the status and why (for the log).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RmError {
@@ -158,6 +170,14 @@ impl RmDb {
             next_chid: 0,
             next_vaspace: 1,
             mmu_faults: Vec::new(),
+        }
+    }
+
+    /// How many clients and objects there are.
+    pub fn count(&self) -> RmObjectCount {
+        RmObjectCount {
+            clients: self.clients.len(),
+            objects: self.clients.values().map(|c| c.objects.len()).sum(),
         }
     }
 

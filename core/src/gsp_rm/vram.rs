@@ -1,0 +1,308 @@
+//! The CPU's ways into VRAM, and the page-table memory written through them.
+//!
+//! - [`VramWindow`]: BAR1 in physical mode (BAR1 offset = VRAM address, as tinygrad binds it:
+//!   `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR` MODE 0), or PRAMIN, the 1 MiB BAR0
+//!   window that `NV_XAL_EP_BAR0_WINDOW` points anywhere in VRAM, where BAR1 is absent or
+//!   cannot be used (some IOMMUs fault BAR1 writes: the notes' tinygrad pitfalls).
+//! - [`TableMirror`]: page-table memory as `nvbare_mmu` writes it. Every table page written is
+//!   kept in CPU memory too, so the address space reads tables back from there (a BAR read
+//!   costs microseconds); the ranges written since the last [`TableMirror::flush`] go to VRAM
+//!   through the window in one pass, followed by one TLB invalidate.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::sync::atomic::{Ordering, fence};
+
+use nvbare_mmu::{AccessError, TableAddr, TableAperture, TableMemory, TlbInvalidate};
+
+use super::error::MemoryError;
+use crate::hal::Bar0;
+use crate::regs::fb::{PRAMIN, PRAMIN_SIZE, XalEpBar0Window};
+use crate::regs::vm::{VfBar1BlockHighAddr, VfBar1BlockLowAddr, VfMmuInvalidate};
+use crate::shared::SharedMem;
+
+/// How the CPU reaches VRAM.
+#[derive(Clone, Debug)]
+pub enum VramWindow {
+    /// BAR1 in physical mode: offset = VRAM address, for the first `len` bytes of VRAM.
+    Bar1(SharedMem),
+    /// The PRAMIN window in BAR0 (slow: 32-bit register writes).
+    Pramin,
+}
+
+/// PRAMIN's window moves in steps of 64 KiB (`NV_XAL_EP_BAR0_WINDOW_BASE_SHIFT`).
+const PRAMIN_STEP: u64 = 1 << 16;
+
+impl VramWindow {
+    /// Bytes of VRAM the CPU reaches directly (BAR1's size; 0 for PRAMIN, which reaches all
+    /// of VRAM but gives no mapping a `SharedMem` could hold).
+    pub fn mapped_len(&self) -> u64 {
+        match self {
+            // CAST: usize to u64 is lossless on every target nvbare builds for.
+            Self::Bar1(m) => m.len() as u64,
+            Self::Pramin => 0,
+        }
+    }
+
+    /// A CPU view of VRAM `[pa, pa + size)` that the GPU sees at `gpu_va`, through BAR1.
+    pub fn view(&self, pa: u64, size: u64, gpu_va: u64) -> Result<SharedMem, MemoryError> {
+        let window = self.mapped_len();
+        let no_window = MemoryError::NoCpuWindow { pa, size, window };
+        let end = pa
+            .checked_add(size)
+            .ok_or(MemoryError::NoCpuWindow { pa, size, window })?;
+        match self {
+            Self::Bar1(m) if end <= window => {
+                // CAST: both below the window's length, a usize.
+                Ok(m.slice(pa as usize, size as usize)?.with_gpu_va(gpu_va))
+            }
+            _ => Err(no_window),
+        }
+    }
+
+    /// Writes `words` (little-endian) to VRAM at `pa` (8-byte aligned).
+    pub fn write_words(&self, bar0: &impl Bar0, pa: u64, words: &[u64]) -> Result<(), MemoryError> {
+        match self {
+            Self::Bar1(m) if pa + words.len() as u64 * 8 <= self.mapped_len() => {
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                // CAST: inside the window's length, a usize.
+                Ok(m.write_bytes_u64(pa as usize, &bytes)?)
+            }
+            _ => {
+                pramin_write(bar0, pa, words.iter().copied());
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes zeros to `len` bytes (a multiple of 8) of VRAM at `pa` (8-byte aligned): the
+    /// context buffers GSP-RM initialises must be cleared first (`ctrl2080gpu.h`).
+    pub fn zero(&self, bar0: &impl Bar0, pa: u64, len: u64) -> Result<(), MemoryError> {
+        match self {
+            Self::Bar1(m) if pa + len <= self.mapped_len() => {
+                // CAST: inside the window's length, a usize.
+                Ok(m.fill(pa as usize, len as usize, 0)?)
+            }
+            _ => {
+                pramin_write(bar0, pa, core::iter::repeat_n(0, (len / 8) as usize));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Writes `words` from VRAM address `pa` on through PRAMIN, moving the window as needed.
+fn pramin_write(bar0: &impl Bar0, pa: u64, words: impl Iterator<Item = u64>) {
+    let mut base = u64::MAX;
+    for (i, w) in words.enumerate() {
+        let at = pa + 8 * i as u64;
+        if at < base || at + 8 > base + u64::from(PRAMIN_SIZE) {
+            base = at & !(PRAMIN_STEP - 1);
+            // CAST: VRAM addresses >> 16 fit the 23-bit BASE field for any VRAM below 512 GiB.
+            XalEpBar0Window::default()
+                .with_base((base >> 16) as u32)
+                .write(bar0);
+        }
+        // CAST: below PRAMIN_SIZE.
+        let off = PRAMIN + (at - base) as u32;
+        bar0.write32(off, w as u32);
+        bar0.write32(off + 4, (w >> 32) as u32);
+    }
+}
+
+/// Puts BAR1 in physical mode (its offsets are VRAM addresses), as tinygrad leaves it:
+/// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW/HIGH_ADDR` zero (MODE physical, TARGET
+/// VRAM, no instance block).
+pub fn bar1_physical(bar0: &impl Bar0) {
+    VfBar1BlockHighAddr::default().write(bar0);
+    VfBar1BlockLowAddr::default()
+        .with_mode(false)
+        .with_target(0)
+        .write(bar0);
+}
+
+/// Invalidates every GPU TLB entry of every address space, with a system membar, as tinygrad
+/// does after changing page tables (`NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE` ALL_VA |
+/// ALL_PDB | SYS_MEMBAR | TRIGGER; dev_vm.h of tu102: TRIGGER is write-only, nothing to
+/// poll). The fence first drains the CPU's write-combined page-table stores.
+pub fn invalidate_tlb(bar0: &impl Bar0) {
+    fence(Ordering::SeqCst);
+    VfMmuInvalidate::default()
+        .with_all_va(true)
+        .with_all_pdb(true)
+        .with_sys_membar(true)
+        .with_trigger(true)
+        .write(bar0);
+}
+
+/// Words per 4 KiB table page.
+const PAGE_WORDS: usize = 512;
+
+/// Page-table memory in VRAM `[base, end)`, mirrored in CPU memory, with the ranges written
+/// since the last flush.
+#[derive(Debug)]
+pub struct TableMirror {
+    base: u64,
+    end: u64,
+    pages: BTreeMap<u64, Box<[u64; PAGE_WORDS]>>,
+    dirty: Vec<(u64, u64)>,
+}
+
+impl TableMirror {
+    /// Table memory for VRAM `[base, end)`, all zero.
+    pub fn new(base: u64, end: u64) -> Self {
+        Self {
+            base,
+            end,
+            pages: BTreeMap::new(),
+            dirty: Vec::new(),
+        }
+    }
+
+    fn check(&self, at: TableAddr, len: u64) -> Result<(), AccessError> {
+        let inside = at.aperture == TableAperture::Video
+            && at.addr.is_multiple_of(8)
+            && at.addr >= self.base
+            && at.addr.checked_add(len).is_some_and(|e| e <= self.end);
+        if inside {
+            Ok(())
+        } else {
+            Err(AccessError { at, len })
+        }
+    }
+
+    /// Whether anything waits to be written to VRAM.
+    pub fn is_dirty(&self) -> bool {
+        !self.dirty.is_empty()
+    }
+
+    /// Writes every range written since the last flush to VRAM through `window`, merged
+    /// into runs.
+    pub fn flush(&mut self, bar0: &impl Bar0, window: &VramWindow) -> Result<(), MemoryError> {
+        let mut dirty = core::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        let mut runs: Vec<(u64, u64)> = Vec::with_capacity(dirty.len());
+        for (s, e) in dirty {
+            match runs.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => runs.push((s, e)),
+            }
+        }
+        let mut words = Vec::new();
+        for (s, e) in runs {
+            words.clear();
+            words.extend((s..e).step_by(8).map(|a| self.word(a)));
+            window.write_words(bar0, s, &words)?;
+        }
+        Ok(())
+    }
+
+    fn word(&self, addr: u64) -> u64 {
+        let page = addr & !0xfff;
+        // CAST: below 512.
+        let i = ((addr & 0xfff) / 8) as usize;
+        self.pages.get(&page).map_or(0, |p| p[i])
+    }
+}
+
+impl TableMemory for TableMirror {
+    fn read_u64(&self, at: TableAddr) -> Result<u64, AccessError> {
+        self.check(at, 8)?;
+        Ok(self.word(at.addr))
+    }
+
+    fn write_u64s(&mut self, at: TableAddr, values: &[u64]) -> Result<(), AccessError> {
+        // CAST: a slice length fits u64.
+        let len = values.len() as u64 * 8;
+        self.check(at, len)?;
+        for (i, v) in values.iter().enumerate() {
+            let addr = at.addr + 8 * i as u64;
+            let page = self
+                .pages
+                .entry(addr & !0xfff)
+                .or_insert_with(|| Box::new([0; PAGE_WORDS]));
+            // CAST: below 512.
+            page[((addr & 0xfff) / 8) as usize] = *v;
+        }
+        self.dirty.push((at.addr, at.addr + len));
+        Ok(())
+    }
+}
+
+/// Remembers that an invalidate is due; the RM emulation issues it after the flush.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TlbDue(pub bool);
+
+impl TlbInvalidate for TlbDue {
+    fn invalidate(&mut self, _root: TableAddr, _va: u64, _size: u64) {
+        self.0 = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cell::RefCell;
+
+    #[derive(Default)]
+    struct Regs(RefCell<Vec<(u32, u32)>>);
+    impl Bar0 for Regs {
+        fn read32(&self, _: u32) -> u32 {
+            0
+        }
+        fn write32(&self, o: u32, v: u32) {
+            self.0.borrow_mut().push((o, v));
+        }
+    }
+
+    #[test]
+    fn writes_reach_vram_once_per_flush_through_pramin() {
+        let mut t = TableMirror::new(0x10_0000, 0x20_0000);
+        t.write_u64s(TableAddr::video(0x10_0008), &[0x1122_3344_5566_7788, 2])
+            .unwrap();
+        t.write_u64s(TableAddr::video(0x10_0010), &[3]).unwrap();
+        assert_eq!(t.read_u64(TableAddr::video(0x10_0010)), Ok(3));
+        assert_eq!(t.read_u64(TableAddr::video(0x10_1000)), Ok(0));
+        assert!(t.write_u64s(TableAddr::video(0x20_0000), &[1]).is_err());
+        assert!(t.read_u64(TableAddr::video(0x10_0004)).is_err());
+        let regs = Regs::default();
+        t.flush(&regs, &VramWindow::Pramin).unwrap();
+        let w = regs.0.borrow();
+        // The window at VRAM 0x100000 (BASE 0x10), then two merged words' halves.
+        assert_eq!(w[0], (XalEpBar0Window::ADDRESS, 0x10));
+        assert_eq!(w[1], (PRAMIN + 8, 0x5566_7788));
+        assert_eq!(w[2], (PRAMIN + 12, 0x1122_3344));
+        assert_eq!(w[3], (PRAMIN + 16, 3), "the later write wins");
+        assert_eq!(w.len(), 5, "one run of two words after the window");
+        drop(w);
+        assert!(!t.is_dirty());
+        regs.0.borrow_mut().clear();
+        t.flush(&regs, &VramWindow::Pramin).unwrap();
+        assert!(regs.0.borrow().is_empty(), "nothing new to write");
+    }
+
+    #[test]
+    fn pramin_moves_its_window_past_one_mib() {
+        let regs = Regs::default();
+        let words = (PRAMIN_SIZE / 8) as usize;
+        pramin_write(&regs, 0x3_0000, core::iter::repeat_n(7u64, words + 1));
+        let w = regs.0.borrow();
+        assert_eq!(w[0], (XalEpBar0Window::ADDRESS, 0x3));
+        assert_eq!(w[1], (PRAMIN, 7));
+        let moved = 1 + 2 * words;
+        assert_eq!(w[moved], (XalEpBar0Window::ADDRESS, 0x13), "moved by 1 MiB");
+        assert_eq!(w[moved + 1], (PRAMIN, 7));
+        assert_eq!(w.len(), moved + 3);
+    }
+
+    #[test]
+    fn invalidate_is_tinygrads_value() {
+        let regs = Regs::default();
+        invalidate_tlb(&regs);
+        assert_eq!(
+            regs.0.borrow().as_slice(),
+            &[(0xb8_30b0, (1 << 0) | (1 << 1) | (1 << 6) | (1 << 31))]
+        );
+    }
+}

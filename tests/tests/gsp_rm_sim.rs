@@ -1,0 +1,497 @@
+//! The VFIO path end to end on the simulator, with NVIDIA's real firmware: nvbare boots
+//! GSP-RM 570.144 on a simulated GH100 and GB202, emulates RM over it (`GspRm`) and runs the
+//! GPU layer unchanged: allocations, a 256 MiB copy round trip, a vector add, a typed MMU
+//! fault, teardown, re-open, recovery after a crash, page tables through PRAMIN; and every
+//! fault the simulator injects (`nvbare_sim::FaultPlan`, and unplugging) ends in one clear
+//! error within its bound, the platform back and its DMA memory freed.
+//!
+//! The firmware comes from `$NVBARE_FIRMWARE_DIR` or `~/.cache/nvbare/firmware`; without it
+//! each test says it skipped (`NVBARE_REQUIRE_FIRMWARE=1` makes that a failure).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nvbare_core::boot::Stage;
+use nvbare_core::gpu::{GpuError, Placement};
+use nvbare_core::gsp_rm::{
+    CloseError, GspRm, GspRmError, GspRmOptions, OpenError, OpenFailure, VramAccess,
+};
+use nvbare_core::gsp_rpc::RpcErrorKind;
+use nvbare_core::rm::Engine;
+use nvbare_gsp::abi::RpcFunction;
+use nvbare_gsp::rm::NvStatus;
+use nvbare_sim::{FaultPlan, SimChip, SimGpu, SimPlatform};
+use nvbare_tests::gsp_suite::scenarios::{self, GspGpu};
+use nvbare_tests::gsp_suite::{self, Files, firmware, quick_options, roomy_options};
+
+fn sim_log(p: &SimPlatform) -> String {
+    let lines = p.gpu().log().lines();
+    let tail: Vec<String> = lines[lines.len().saturating_sub(40)..]
+        .iter()
+        .map(|l| format!("{} {}: {}", l.at_ns, l.unit, l.text))
+        .collect();
+    format!("simulator log (last 40):\n{}", tail.join("\n"))
+}
+
+fn files(chip: SimChip) -> Option<Files> {
+    firmware::load(chip.spec().name)
+}
+
+fn sim(chip: SimChip, faults: FaultPlan) -> Arc<SimGpu> {
+    Arc::new(SimGpu::with_faults(chip, faults).expect("simulated GPU"))
+}
+
+fn open(g: &Arc<SimGpu>, files: &Files, o: &GspRmOptions) -> GspGpu<SimPlatform> {
+    gsp_suite::open(SimPlatform::new(g.clone()), files, o, sim_log)
+}
+
+/// Closes cleanly and checks nothing is left: DMA memory, DMA mappings, RM objects.
+fn close_clean(gpu: GspGpu<SimPlatform>, g: &SimGpu) -> SimPlatform {
+    close_leaving(gpu, g, (0, 0))
+}
+
+/// [`close_clean`] where `mapped` (bytes, mappings) of DMA memory were left by a process
+/// that "crashed" on the same device.
+fn close_leaving(gpu: GspGpu<SimPlatform>, g: &SimGpu, mapped: (u64, usize)) -> SimPlatform {
+    let (p, r) = GspRm::close(gpu);
+    let report = r.unwrap_or_else(|e| panic!("close: {e}"));
+    assert!(
+        report.teardown.unloaded && report.teardown.halted,
+        "{report:?}"
+    );
+    assert!(!report.teardown.wpr2_left_up, "{report:?}");
+    assert_eq!(report.left.buffers, 0, "buffers left: {report:?}");
+    assert_eq!(p.dma_outstanding(), 0, "DMA memory leaked");
+    assert_eq!(g.bus().sysmem.mapped(), mapped, "DMA mappings left");
+    assert_eq!(g.rm_objects().objects, 0, "GSP-RM halted, its objects gone");
+    p
+}
+
+fn end_to_end(chip: SimChip) {
+    let Some(files) = files(chip) else { return };
+    let g = sim(chip, FaultPlan::default());
+    let mut gpu = open(&g, &files, &roomy_options());
+    eprintln!("{}", gpu.backend().gsp().report());
+    let rm = gpu.backend();
+    assert_eq!(rm.gsp().chip().name().to_lowercase(), chip.spec().name);
+    assert!(
+        gpu.channels().copy_engine.is_some(),
+        "a copy engine of its own"
+    );
+    scenarios::allocations(&mut gpu);
+    let t = scenarios::copy_round_trip(&mut gpu, 256 << 20);
+    eprintln!("{t:?}");
+    scenarios::vector_add(&mut gpu, 1 << 20);
+    let objects = gpu.backend().live_objects();
+    assert!(objects > 10, "{objects} RM objects");
+    close_clean(gpu, &g);
+}
+
+#[test]
+fn gh100_boot_alloc_copy_launch_close() {
+    end_to_end(SimChip::Gh100);
+}
+
+#[test]
+fn gb202_boot_alloc_copy_launch_close() {
+    end_to_end(SimChip::Gb202);
+}
+
+fn faults_by_address(chip: SimChip) {
+    let Some(files) = files(chip) else { return };
+    let g = sim(chip, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let start = Instant::now();
+    let r = scenarios::unmapped_store_faults(&mut gpu);
+    let c = r.channel.expect("the stopped channel is named");
+    assert_eq!(c.xid, 31, "{r}");
+    assert_eq!(c.chid, gpu.channels().compute.token & 0xffff, "{r}");
+    assert!(
+        r.mmu
+            .iter()
+            .any(|m| m.address == scenarios::UNMAPPED && m.fault_type == 2),
+        "{r}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "reported within the fault poll, not at the timeout"
+    );
+    eprintln!("{r}");
+    // The GPU is still usable for copies and closes cleanly.
+    let t = scenarios::copy_round_trip(&mut gpu, 1 << 20);
+    assert_eq!(t.bytes, 1 << 20);
+    let (p, r) = GspRm::close(gpu);
+    r.expect("close after a fault");
+    assert_eq!(p.dma_outstanding(), 0);
+}
+
+#[test]
+fn gh100_mmu_fault_names_the_address_and_channel() {
+    faults_by_address(SimChip::Gh100);
+}
+
+#[test]
+fn gb202_mmu_fault_names_the_address_and_channel() {
+    faults_by_address(SimChip::Gb202);
+}
+
+#[test]
+fn close_then_reopen_needs_no_reset() {
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    scenarios::vector_add(&mut gpu, 4096);
+    let p = close_clean(gpu, &g);
+    let mut gpu = gsp_suite::open(p, &files, &quick_options(), sim_log);
+    assert!(!gpu.backend().gsp().report().reset_for_wpr2);
+    scenarios::vector_add(&mut gpu, 4096);
+    close_clean(gpu, &g);
+}
+
+#[test]
+fn a_crash_leaves_wpr2_up_and_the_next_open_recovers_by_reset() {
+    let Some(files) = files(SimChip::Gb202) else {
+        return;
+    };
+    let g = sim(SimChip::Gb202, FaultPlan::default());
+    let gpu = open(&g, &files, &quick_options());
+    // The process "dies": no teardown runs, GSP-RM keeps running, WPR2 stays up, and its
+    // DMA memory stays mapped (the kernel would unmap it at exit).
+    std::mem::forget(gpu);
+    let dead = g.bus().sysmem.mapped();
+    let mut gpu = open(&g, &files, &quick_options());
+    assert!(gpu.backend().gsp().report().reset_for_wpr2, "WPR2 was up");
+    scenarios::vector_add(&mut gpu, 4096);
+    close_leaving(gpu, &g, dead);
+}
+
+#[test]
+fn page_tables_through_pramin_when_bar1_is_not_used() {
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let o = GspRmOptions {
+        vram_access: VramAccess::Pramin,
+        ..quick_options()
+    };
+    let mut gpu = open(&g, &files, &o);
+    // CPU-visible "VRAM" comes from host memory; the rest is VRAM reached only by the GPU.
+    let b = gpu.alloc(4096, Placement::Vram, true).unwrap();
+    assert_eq!(b.placement(), Placement::Host);
+    gpu.free(b);
+    scenarios::copy_round_trip(&mut gpu, 4 << 20);
+    scenarios::vector_add(&mut gpu, 4096);
+    close_clean(gpu, &g);
+}
+
+// ---- every injected fault: one clear error within its bound ----
+
+/// The longest any single wait of [`quick_options`] lasts, and what a failure may take
+/// beyond it (boot, teardown waits, a debug build on a shared machine).
+const BOUND: Duration = Duration::from_secs(20);
+
+/// Opens with `faults` expecting failure; checks the bound and that the platform came back
+/// with all its DMA memory freed.
+fn open_fails(chip: SimChip, faults: FaultPlan) -> Option<OpenError> {
+    let files = files(chip)?;
+    let g = sim(chip, faults);
+    let start = Instant::now();
+    let f = match GspRm::open(
+        SimPlatform::new(g.clone()),
+        &files.firmware(),
+        &quick_options(),
+    ) {
+        Ok(_) => panic!("the open succeeded despite the injected fault"),
+        Err(f) => f,
+    };
+    let took = start.elapsed();
+    let OpenFailure {
+        error, platform, ..
+    } = *f;
+    assert!(took < BOUND, "took {took:?}: {error}");
+    assert_eq!(platform.dma_outstanding(), 0, "DMA leaked: {error}");
+    assert_eq!(
+        g.bus().sysmem.mapped(),
+        (0, 0),
+        "DMA mappings left: {error}"
+    );
+    eprintln!("{error}");
+    Some(error)
+}
+
+fn says(e: &impl std::fmt::Display, words: &[&str]) {
+    let text = e.to_string();
+    for w in words {
+        assert!(text.contains(w), "{w:?} missing from: {text}");
+    }
+}
+
+#[test]
+fn a_silent_gsp_fails_the_boot_clearly() {
+    let faults = FaultPlan {
+        gsp_silent: true,
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gh100, faults) else {
+        return;
+    };
+    assert!(
+        matches!(&e, OpenError::Boot(b) if b.stage == Stage::GspInit),
+        "{e}"
+    );
+    says(&e, &["GSP_INIT_DONE"]);
+}
+
+#[test]
+fn a_corrupt_reply_to_an_rm_alloc_fails_clearly() {
+    let faults = FaultPlan {
+        corrupt_reply_to: Some(RpcFunction::GspRmAlloc.as_u32()),
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gb202, faults) else {
+        return;
+    };
+    let OpenError::Setup { source, .. } = &e else {
+        panic!("not a setup error: {e}")
+    };
+    assert!(
+        matches!(source, GspRmError::Rpc { source, .. } if matches!(source.kind, RpcErrorKind::BadMessage { .. })),
+        "{e}"
+    );
+    says(&e, &["GSP_RM_ALLOC", "NV01_ROOT_CLIENT"]);
+}
+
+#[test]
+fn a_failed_rm_alloc_names_the_class_and_status() {
+    let faults = FaultPlan {
+        rpc_failure: Some((RpcFunction::GspRmAlloc.as_u32(), NvStatus::ERR_NO_MEMORY.0)),
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gh100, faults) else {
+        return;
+    };
+    assert_eq!(
+        e.refused_with().map(|s| s.0),
+        Some(NvStatus::ERR_NO_MEMORY.0)
+    );
+    says(&e, &["refused", "GSP_RM_ALLOC", "NV_ERR_NO_MEMORY"]);
+}
+
+#[test]
+fn a_failed_set_page_directory_fails_binding_the_va_space() {
+    let faults = FaultPlan {
+        rpc_failure: Some((
+            RpcFunction::SetPageDirectory.as_u32(),
+            NvStatus::ERR_INVALID_STATE.0,
+        )),
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gb202, faults) else {
+        return;
+    };
+    let OpenError::Gpu(g) = &e else {
+        panic!("not a GPU-layer error: {e}")
+    };
+    assert!(
+        matches!(
+            **g,
+            GpuError::Backend {
+                step: nvbare_core::rm::Step::BindVaSpace,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    says(&e, &["SET_PAGE_DIRECTORY", "NV_ERR_INVALID_STATE"]);
+}
+
+#[test]
+fn an_fsp_error_fails_the_boot_clearly() {
+    let faults = FaultPlan {
+        fsp_error: Some(0x9f),
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gh100, faults) else {
+        return;
+    };
+    assert!(
+        matches!(&e, OpenError::Boot(b) if b.stage == Stage::Fsp),
+        "{e}"
+    );
+    says(&e, &["chain of trust"]);
+}
+
+#[test]
+fn a_corrupted_fsp_reply_fails_the_boot_clearly() {
+    let faults = FaultPlan {
+        fsp_corrupt_reply: true,
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gb202, faults) else {
+        return;
+    };
+    assert!(
+        matches!(&e, OpenError::Boot(b) if b.stage == Stage::Fsp),
+        "{e}"
+    );
+}
+
+#[test]
+fn wpr2_left_up_is_recovered_by_reset() {
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(
+        SimChip::Gh100,
+        FaultPlan {
+            wpr2_left_up: true,
+            ..FaultPlan::default()
+        },
+    );
+    let mut gpu = open(&g, &files, &quick_options());
+    assert!(gpu.backend().gsp().report().reset_for_wpr2);
+    scenarios::vector_add(&mut gpu, 1024);
+    close_clean(gpu, &g);
+}
+
+#[test]
+fn an_injected_mmu_fault_on_a_mapped_buffer_is_reported_by_address() {
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let src = gpu.alloc(1 << 20, Placement::Host, true).unwrap();
+    let dst = gpu.alloc(1 << 20, Placement::Vram, false).unwrap();
+    let at = dst.gpu_va() + 0x4_0000;
+    g.inject(|f| f.mmu_fault_at = Some(at));
+    let start = Instant::now();
+    let f = gpu.copy(dst.gpu_va(), src.gpu_va(), 1 << 20).unwrap();
+    let e = gpu.wait(f).expect_err("the copy faulted");
+    assert!(start.elapsed() < BOUND, "{e}");
+    let r = e.fault().unwrap_or_else(|| panic!("not a fault: {e}"));
+    assert!(r.mmu.iter().any(|m| m.address == at), "{r}");
+    eprintln!("{e}");
+    gpu.free(src);
+    gpu.free(dst);
+    let (p, r) = GspRm::close(gpu);
+    r.expect("close after a fault");
+    assert_eq!(p.dma_outstanding(), 0);
+}
+
+/// Injects `faults` into a running GPU and expects the wait for `engine`'s work to end in
+/// a timeout naming its channel.
+fn stalls(faults: impl FnOnce(&mut FaultPlan), engine: Engine) {
+    let Some(files) = files(SimChip::Gb202) else {
+        return;
+    };
+    let g = sim(SimChip::Gb202, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let k = (engine == Engine::Compute)
+        .then(|| gpu.load(gsp_suite::KERNELS_SM120, "empty_kernel").unwrap());
+    let buf = gpu.alloc(1 << 20, Placement::Vram, false).unwrap();
+    g.inject(faults);
+    let start = Instant::now();
+    let f = match &k {
+        None => gpu
+            .copy(buf.gpu_va(), buf.gpu_va() + (512 << 10), 4096)
+            .unwrap(),
+        Some(k) => gpu.launch(k, [1, 1, 1], [1, 1, 1], &[]).unwrap(),
+    };
+    let e = gpu.wait(f).expect_err("the work never completes");
+    let took = start.elapsed();
+    assert!(e.is_timeout(), "{e}");
+    assert!(took < BOUND, "took {took:?}");
+    says(&e, &[engine.label()]);
+    eprintln!("{e}");
+    gpu.free(buf);
+    let (p, r) = GspRm::close(gpu);
+    r.expect("close after a stall");
+    assert_eq!(p.dma_outstanding(), 0);
+}
+
+#[test]
+fn a_stalled_channel_times_out_naming_it() {
+    stalls(|f| f.channel_stall = true, Engine::Compute);
+}
+
+#[test]
+fn a_switched_off_copy_engine_times_out_naming_the_copy_channel() {
+    stalls(|f| f.copy_engine_off = true, Engine::Copy);
+}
+
+#[test]
+fn gsp_rm_falling_silent_fails_the_close_clearly_and_resets() {
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let gpu = open(&g, &files, &quick_options());
+    g.inject(|f| f.gsp_silent = true);
+    let start = Instant::now();
+    let (p, r) = GspRm::close(gpu);
+    let took = start.elapsed();
+    let e = r.expect_err("GSP-RM answers nothing");
+    assert!(took < BOUND, "took {took:?}: {e}");
+    assert!(
+        matches!(e, CloseError::Free(_) | CloseError::Teardown(_)),
+        "{e}"
+    );
+    says(&e, &["did not answer"]);
+    assert_eq!(p.dma_outstanding(), 0, "DMA memory freed anyway");
+    eprintln!("{e}");
+}
+
+#[test]
+fn a_vanished_device_ends_waits_and_the_close_clearly() {
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let k = gpu.load(gsp_suite::KERNELS_SM90, "empty_kernel").unwrap();
+    g.unplug();
+    let start = Instant::now();
+    let f = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    let e = gpu.wait(f).expect_err("nothing runs on a vanished GPU");
+    assert!(start.elapsed() < BOUND, "{e}");
+    says(&e, &["no longer answers"]);
+    eprintln!("{e}");
+    let start = Instant::now();
+    let (p, r) = GspRm::close(gpu);
+    let e = r.expect_err("nothing to unload");
+    assert!(start.elapsed() < BOUND, "{e}");
+    assert_eq!(p.dma_outstanding(), 0, "DMA memory freed anyway");
+    eprintln!("{e}");
+}
+
+/// The same scenarios over another platform: `host::remote::Remote`, tinygrad's remote PCI
+/// protocol, to the simulator served in this process (every register access and VRAM
+/// write a TCP round trip).
+#[test]
+fn the_scenarios_run_over_the_remote_platform_too() {
+    use nvbare_host::remote::Remote;
+    use nvbare_sim::remote::{ServeConfig, serve};
+    let Some(files) = files(SimChip::Gb202) else {
+        return;
+    };
+    let server = serve(ServeConfig::new(
+        SimChip::Gb202,
+        "127.0.0.1:0".parse().unwrap(),
+        1,
+    ))
+    .expect("serve the simulated GB202");
+    let remote = Remote::connect(&server.addr().to_string()).expect("connect");
+    let mut gpu = gsp_suite::open(remote, &files, &roomy_options(), |_| String::new());
+    scenarios::allocations(&mut gpu);
+    scenarios::copy_round_trip(&mut gpu, 8 << 20);
+    scenarios::vector_add(&mut gpu, 4096);
+    let (p, r) = GspRm::close(gpu);
+    let r = r.expect("close");
+    assert!(r.teardown.unloaded && r.teardown.halted, "{r:?}");
+    drop(p);
+    server.stop();
+}

@@ -54,7 +54,7 @@ impl BackendKind {
 /// Options every GPU subcommand takes.
 #[derive(Args, Debug, Clone, Default)]
 pub struct GpuArgs {
-    /// How to reach the GPU [default: nvk].
+    /// How to reach the GPU [default: nvk; for demo: sim].
     #[arg(long, value_enum)]
     pub backend: Option<BackendKind>,
     /// Which GPU: with --backend nvk its index in the kernel driver's order [default: 0];

@@ -5,7 +5,7 @@
 //! - [`gpu`]: backend and device options, the one place a GPU is opened; [`gsp`]: the
 //!   backends on which nvbare boots GSP-RM itself (vfio, sim, remote), with the firmware
 //!   from [`firmware`].
-//! - [`info`]: `nvbare info`.
+//! - [`info`]: `nvbare info`; [`demo`]: `nvbare demo`.
 //! - [`run`] (with [`args`], [`values`] and [`transfer`]): `nvbare run`.
 //! - [`setup`]: `list`, `bind`, `unbind`, `sim serve`.
 //! - [`error`], [`codes`]: the error type and its codes.
@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod codes;
+pub mod demo;
 pub mod error;
 pub mod firmware;
 pub mod gpu;
@@ -75,6 +76,11 @@ pub enum Command {
         #[command(subcommand)]
         command: nvbare_firmware_fetch::FirmwareCommand,
     },
+    /// Boot GSP-RM on a simulated GH100 (or --chip gb202, or a real GPU with --backend vfio
+    /// --device BDF, or --backend remote --device HOST:PORT) and show it working: the boot
+    /// timeline, the GPU, a 256 MiB copy round trip and a vector add, each checked; then
+    /// tear it down.
+    Demo(demo::DemoArgs),
     /// Attach to a GPU and print chip, SMs, VRAM, classes and driver version (and, where
     /// nvbare boots GSP-RM itself, the boot timeline).
     Info(InfoArgs),
@@ -204,6 +210,10 @@ pub fn dispatch(command: Command, out: &mut impl Write) -> Result<(), CliError> 
         Command::Bind { bdf } => print(out, &format!("{}\n", crate::setup::bind(&bdf)?)),
         Command::Unbind { bdf } => print(out, &format!("{}\n", crate::setup::unbind(&bdf)?)),
         Command::Firmware { command } => Ok(nvbare_firmware_fetch::run(command)?),
+        Command::Demo(a) => {
+            interrupt::install();
+            demo::run(&a, out)
+        }
         Command::Info(a) => {
             interrupt::install();
             print(

@@ -1,8 +1,9 @@
-//! Tests of the command line without a GPU: the argument grammar (`args`), run plans
-//! (`plan`), and what nvbare prints (`output`: fault reports, `--version`, error codes,
-//! `list --json`, help, Ctrl-C).
+//! Tests of the command line without a GPU: the argument grammar (`args`), the backend
+//! options (`backends`), run plans (`plan`), and what nvbare prints (`output`: fault
+//! reports, `--version`, error codes, `list --json`, help, Ctrl-C).
 
 mod args;
+mod backends;
 mod output;
 mod plan;
 

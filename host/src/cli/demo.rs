@@ -80,14 +80,16 @@ fn fresh_seed() -> u64 {
     random_word(nanos as u64, u64::from(std::process::id()))
 }
 
-/// A progress bar on stderr (drawn only on a terminal).
-fn bytes_bar(total: u64) -> ProgressBar {
+/// A progress bar of `total` bytes for the step `msg`, on stderr (drawn only on a terminal).
+fn bytes_bar(total: u64, msg: &'static str) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    // The style before the message: setting either draws.
     if let Ok(style) =
         ProgressStyle::with_template("{msg:30} [{bar:30}] {bytes}/{total_bytes} ({bytes_per_sec})")
     {
         bar.set_style(style.progress_chars("=> "));
     }
+    bar.set_message(msg);
     bar
 }
 
@@ -161,10 +163,9 @@ impl<W: Write> Demo<'_, W> {
         let src = gpu.alloc(bytes, Placement::Host, true).cli()?;
         let vram = gpu.alloc(bytes, Placement::Vram, false).cli()?;
         let dst = gpu.alloc(bytes, Placement::Host, true).cli()?;
-        let bar = bytes_bar(4 * bytes);
         let chunk = usize::try_from(COPY_CHUNK).unwrap_or(usize::MAX);
         let mut data = vec![0u8; chunk];
-        bar.set_message("writing random data");
+        let bar = bytes_bar(bytes, "writing random data");
         let view = view_of(&src)?;
         let mut at = 0u64;
         while at < bytes {
@@ -175,6 +176,7 @@ impl<W: Write> Demo<'_, W> {
             at += COPY_CHUNK;
             bar.inc(COPY_CHUNK);
         }
+        bar.finish_and_clear();
         let timeout = gpu.config().timeout_ns;
         let mut legs = [Duration::ZERO; 2];
         for (leg, (to, from, msg)) in [
@@ -184,7 +186,7 @@ impl<W: Write> Demo<'_, W> {
         .into_iter()
         .enumerate()
         {
-            bar.set_message(msg);
+            let bar = bytes_bar(bytes, msg);
             let t = Instant::now();
             let mut fences = Vec::new();
             let mut off = 0;
@@ -196,9 +198,10 @@ impl<W: Write> Demo<'_, W> {
                 wait(gpu, f, timeout, &format!("waiting for the {msg}"))?;
                 bar.inc(COPY_CHUNK);
             }
+            bar.finish_and_clear();
             legs[leg] = t.elapsed();
         }
-        bar.set_message("checking byte for byte");
+        let bar = bytes_bar(bytes, "checking byte for byte");
         let view = view_of(&dst)?;
         let mut got = vec![0u8; chunk];
         let mut at = 0u64;

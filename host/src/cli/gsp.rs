@@ -121,13 +121,14 @@ pub fn with_gsp_gpu<T: GpuTask>(
     }
 }
 
-/// A spinner on stderr while the boot runs (drawn only on a terminal).
-fn boot_spinner(on: &str) -> ProgressBar {
+/// A spinner on stderr while the boot of `chip` runs (drawn only on a terminal).
+fn boot_spinner(chip: Chip, simulated: bool) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
         bar.set_style(style);
     }
-    bar.set_message(format!("booting GSP-RM 570.144 on {on}"));
+    let what = if simulated { "the simulated " } else { "" };
+    bar.set_message(format!("booting GSP-RM 570.144 on {what}{chip}"));
     bar.enable_steady_tick(Duration::from_millis(100));
     bar
 }
@@ -161,7 +162,7 @@ fn run_over<P: Platform, T: GpuTask>(
         on: &opened.description,
     });
     let started = Instant::now();
-    let spinner = boot_spinner(&opened.description);
+    let spinner = boot_spinner(chip, opened.simulator.is_some());
     let opening = GspRm::open(platform, &files.firmware(), options);
     spinner.finish_and_clear();
     let mut gpu = opening.map_err(|f| CliError::Open {

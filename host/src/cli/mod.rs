@@ -76,10 +76,14 @@ pub enum Command {
         #[command(subcommand)]
         command: nvbare_firmware_fetch::FirmwareCommand,
     },
-    /// Boot GSP-RM on a simulated GH100 (or --chip gb202, or a real GPU with --backend vfio
-    /// --device BDF, or --backend remote --device HOST:PORT) and show it working: the boot
-    /// timeline, the GPU, a 256 MiB copy round trip and a vector add, each checked; then
-    /// tear it down.
+    /// nvbare end to end: boot GSP-RM on a simulated GH100 and run checked work on it.
+    ///
+    /// By default a simulated GH100 in this process (said plainly); --chip gb202 for a
+    /// simulated RTX 5090; a real GPU with --backend vfio --device BDF; one behind tinygrad's
+    /// remote protocol with --backend remote --device HOST:PORT. Prints the boot timeline
+    /// (ms per stage), the GPU's details, runs a 256 MiB copy round trip (host -> VRAM ->
+    /// host, random data, checked byte for byte) and a vector add (checked element by
+    /// element), then tears the GPU down (UNLOADING_GUEST_DRIVER, DMA memory freed).
     Demo(demo::DemoArgs),
     /// Attach to a GPU and print chip, SMs, VRAM, classes and driver version (and, where
     /// nvbare boots GSP-RM itself, the boot timeline).

@@ -210,15 +210,16 @@ impl<W: Write> Demo<'_, W> {
             random_bytes(self.seed, at, &mut data);
             // CAST: as above.
             view.read(at as usize, &mut got).map_err(memory_error)?;
+            // PANIC: `i` indexes both chunks, which are of one length.
             if let Some(i) = got.iter().zip(&data).position(|(g, w)| g != w) {
                 bar.finish_and_clear();
+                // CAST: an index within a 16 MiB chunk fits u64.
+                let byte = at + i as u64;
                 return Err(CliError::WrongResult {
                     what,
                     detail: format!(
-                        "byte {:#x} reads {:#04x} after the round trip, {:#04x} was written",
-                        at + i as u64,
-                        got[i],
-                        data[i]
+                        "byte {byte:#x} reads {:#04x} after the round trip, {:#04x} was written",
+                        got[i], data[i]
                     ),
                 });
             }
@@ -306,10 +307,12 @@ impl<W: Write> Demo<'_, W> {
             }
             _ => "",
         };
+        // CAST: 4 MiB fits usize.
         let mut out = vec![0u8; bytes as usize];
         view_of(&bufs[2])?.read(0, &mut out).map_err(memory_error)?;
         for (i, c) in out.chunks_exact(4).enumerate() {
             let got = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            // PANIC: `out` holds n floats, as `a` and `b` do.
             let want = a[i] + b[i];
             if got.to_bits() != want.to_bits() {
                 return Err(CliError::WrongResult {

@@ -13,8 +13,10 @@ use nvbare_sim::remote::{ServeConfig, Server, serve};
 
 pub const NVBARE: &str = env!("CARGO_BIN_EXE_nvbare");
 
-/// The longest any command here may run before the test kills it and fails (a debug build
-/// on a shared machine, the boot's bounded waits included).
+/// The longest any command here may run before the test kills it and fails.
+// TIMEOUT: 240 s: the slowest command here (a demo over the remote protocol in a debug build)
+// takes about 25 s alone and 60 s with the other tests and builds beside it; the boot's own
+// waits are bounded by seconds. Only a hung nvbare waits this long.
 pub const LIMIT: Duration = Duration::from_secs(240);
 
 /// The firmware cache holding `chip`'s files, or `None` after saying the test skipped.

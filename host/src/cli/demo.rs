@@ -127,8 +127,12 @@ impl<W: Write> Demo<'_, W> {
     fn details<B: Backend>(&mut self, gpu: &Gpu<B>, opened: &Opened) {
         let r = GpuReport::of(gpu, opened);
         let simulated = if r.simulated { ", SIMULATED" } else { "" };
+        let chip = r
+            .boot
+            .as_ref()
+            .map_or(String::new(), |b| format!(", chip {}", b.chip));
         self.say(&format!(
-            "gpu       {} ({}{simulated}): sm_{} ({}), {} SMs, {} MiB of VRAM",
+            "gpu       {} ({}{chip}{simulated}): sm_{} ({}), {} SMs, {} MiB of VRAM",
             r.name,
             r.pci.as_deref().unwrap_or("no PCI address"),
             r.sm,

@@ -9,6 +9,20 @@ use nvbare_core::gpu::{Backend, Buffer, BufferView, Gpu, GpuError, Placement};
 /// The cubin with the benchmark kernels (see `host/data/build.sh`).
 pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin");
 
+/// The committed test kernels for sm_120 (GB20x: `empty_kernel`, `vector_add`, ...; see
+/// `core/tests/data/cubin/build.sh`), which the benchmark kernels are not built for.
+pub const SM120_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_120.cubin");
+
+/// The committed cubin with `empty_kernel` and `vector_add` for a GPU of SM version `sm`:
+/// the sm_120 test kernels on GB20x, else the benchmark kernels (sm_90; loading them on
+/// another SM is refused with the SM named).
+pub fn kernels_for(sm: u32) -> &'static [u8] {
+    match sm {
+        120 => SM120_KERNELS,
+        _ => BENCH_CUBIN,
+    }
+}
+
 /// One run's figures, named as `cuda_base --json` names them.
 #[derive(Debug, Default, Clone)]
 pub struct Figures {
@@ -23,6 +37,11 @@ pub struct Figures {
     pub alloc_free_2mib_us: f64,
     pub alloc_free_2mib_pool_us: f64,
     pub alloc_free_1gib_us: f64,
+    /// Bytes of each copy measured (1 GiB; less with [`Options::quick`]; 0 when only the
+    /// launch figures were measured).
+    pub copy_bytes: u64,
+    /// Launches in the one submission of `launch_batched_us` (1000; less when quick).
+    pub batch: u32,
 }
 
 /// Why a benchmark ended without figures.
@@ -66,6 +85,8 @@ pub(crate) fn check<E: std::error::Error + 'static>(
 pub struct Options {
     /// Only the launch figures.
     pub launch_only: bool,
+    /// Fewer and smaller repetitions (figures for a smoke test, not for comparing).
+    pub quick: bool,
     /// The SM copy kernel of the device-to-device figure.
     pub d2d_kernel: String,
     /// Its shape (see [`d2d_shape`]); `None` for the kernel's default.
@@ -78,6 +99,7 @@ impl Default for Options {
     fn default() -> Self {
         Self {
             launch_only: false,
+            quick: false,
             d2d_kernel: "copy_flat".into(),
             d2d_shape: None,
             stop: || false,
@@ -98,56 +120,101 @@ fn median5<E: std::error::Error + 'static>(
     Ok(v[2])
 }
 
+/// How much of each measurement a run makes.
+struct Counts {
+    /// Warm-up (ms).
+    warm_ms: u128,
+    /// Launches per launch measurement.
+    launches: u32,
+    /// Launches in one submission.
+    batch: u32,
+    /// Bytes per copy.
+    copy_bytes: u64,
+    /// 2 MiB allocations per measurement.
+    small_allocs: u32,
+    /// Large allocations per measurement.
+    large_allocs: u32,
+}
+
+impl Counts {
+    fn of(quick: bool) -> Counts {
+        if quick {
+            Counts {
+                warm_ms: 20,
+                launches: 200,
+                batch: 100,
+                copy_bytes: 64 << 20,
+                small_allocs: 20,
+                large_allocs: 1,
+            }
+        } else {
+            Counts {
+                warm_ms: 500,
+                launches: 20_000,
+                batch: 1000,
+                copy_bytes: 1 << 30,
+                small_allocs: 200,
+                large_allocs: 5,
+            }
+        }
+    }
+}
+
 /// Runs every benchmark on `gpu` as `opts` says.
 pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, BenchError<B::Error>> {
     let started = Instant::now();
     let stop = (opts.stop, started);
-    let empty = gpu.load(BENCH_CUBIN, "empty_kernel")?;
+    let counts = Counts::of(opts.quick);
+    let empty = gpu.load(kernels_for(gpu.sm()), "empty_kernel")?;
     let d2d_kernel = opts.d2d_kernel.as_str();
-    let copy_kernel = gpu.load(BENCH_CUBIN, d2d_kernel)?;
     // Warm up for half a second of back-to-back launches, so the GPU has left its
     // idle clocks before anything is timed (cuda_base, run right after, inherits
     // the same warm GPU).
     let warm = Instant::now();
-    while warm.elapsed().as_millis() < 500 {
+    while warm.elapsed().as_millis() < counts.warm_ms {
         check(opts.stop, started)?;
-        for _ in 0..1000 {
+        for _ in 0..counts.batch {
             gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
         }
         gpu.sync()?;
     }
-    const N: u32 = 20_000;
+    let n = counts.launches;
     let mut f = Figures {
         launch_roundtrip_us: median5(stop, || {
             let t = Instant::now();
-            for _ in 0..N {
+            for _ in 0..n {
                 let v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
                 gpu.wait(v)?;
             }
-            Ok(t.elapsed().as_secs_f64() / f64::from(N) * 1e6)
+            Ok(t.elapsed().as_secs_f64() / f64::from(n) * 1e6)
         })?,
+        batch: counts.batch,
         ..Default::default()
     };
     f.launch_async_us = median5(stop, || {
         let t = Instant::now();
         let mut v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
-        for _ in 1..N {
+        for _ in 1..n {
             v = gpu.launch(&empty, [1, 1, 1], [1, 1, 1], &[])?;
         }
         gpu.wait(v)?;
-        Ok(t.elapsed().as_secs_f64() / f64::from(N) * 1e6)
+        Ok(t.elapsed().as_secs_f64() / f64::from(n) * 1e6)
     })?;
     f.launch_batched_us = median5(stop, || {
         let t = Instant::now();
-        let v = gpu.launch_many(&empty, [1, 1, 1], [1, 1, 1], &[], 1000)?;
+        let v = gpu.launch_many(&empty, [1, 1, 1], [1, 1, 1], &[], counts.batch)?;
         gpu.wait(v)?;
-        Ok(t.elapsed().as_secs_f64() / 1000.0 * 1e6)
+        Ok(t.elapsed().as_secs_f64() / f64::from(counts.batch) * 1e6)
     })?;
+    gpu.unload(empty)?;
 
     if opts.launch_only {
         return Ok(f);
     }
-    let size: u64 = 1 << 30;
+    // The SM copy kernels are built for sm_90 only: another SM is refused here, naming it.
+    let copy_kernel = gpu.load(BENCH_CUBIN, d2d_kernel)?;
+    let size = counts.copy_bytes;
+    f.copy_bytes = size;
     let host = gpu.alloc(size, Placement::Host, true)?;
     let d0 = gpu.alloc(size, Placement::Vram, false)?;
     let d1 = gpu.alloc(size, Placement::Vram, false)?;
@@ -198,30 +265,32 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
     gpu.free(host);
     gpu.free(d0);
     gpu.free(d1);
+    gpu.unload(copy_kernel)?;
+    let (small, large) = (counts.small_allocs, counts.large_allocs);
 
     f.alloc_free_2mib_us = median5(stop, || {
         let t = Instant::now();
-        for _ in 0..200 {
+        for _ in 0..small {
             let b = gpu.alloc(2 << 20, Placement::Vram, false)?;
             gpu.free(b);
         }
-        Ok(t.elapsed().as_secs_f64() / 200.0 * 1e6)
+        Ok(t.elapsed().as_secs_f64() / f64::from(small) * 1e6)
     })?;
     f.alloc_free_2mib_pool_us = median5(stop, || {
         let t = Instant::now();
-        for _ in 0..200 {
+        for _ in 0..small {
             let b = gpu.pool_alloc(2 << 20)?;
             gpu.pool_free(b);
         }
-        Ok(t.elapsed().as_secs_f64() / 200.0 * 1e6)
+        Ok(t.elapsed().as_secs_f64() / f64::from(small) * 1e6)
     })?;
     f.alloc_free_1gib_us = median5(stop, || {
         let t = Instant::now();
-        for _ in 0..5 {
-            let b = gpu.alloc(1 << 30, Placement::Vram, false)?;
+        for _ in 0..large {
+            let b = gpu.alloc(size, Placement::Vram, false)?;
             gpu.free(b);
         }
-        Ok(t.elapsed().as_secs_f64() / 5.0 * 1e6)
+        Ok(t.elapsed().as_secs_f64() / f64::from(large) * 1e6)
     })?;
     Ok(f)
 }
@@ -283,52 +352,83 @@ impl Figures {
 
     /// The human-readable table.
     pub fn to_table(&self) -> String {
-        [
-            format!(
-                "empty kernel launch + completion round trip  {:8.3} us",
-                self.launch_roundtrip_us
+        let size = match self.copy_bytes {
+            b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+            b => format!("{} MiB", b >> 20),
+        };
+        let row = |label: String, value: f64, precision: usize, unit: &str| {
+            format!("{label:<45}{value:8.precision$} {unit}")
+        };
+        let rows = [
+            row(
+                "empty kernel launch + completion round trip".into(),
+                self.launch_roundtrip_us,
+                3,
+                "us",
             ),
-            format!(
-                "empty kernel, async launches, per launch     {:8.3} us",
-                self.launch_async_us
+            row(
+                "empty kernel, async launches, per launch".into(),
+                self.launch_async_us,
+                3,
+                "us",
             ),
-            format!(
-                "empty kernel, 1000 in one submission, each   {:8.3} us",
-                self.launch_batched_us
+            row(
+                format!("empty kernel, {} in one submission, each", self.batch),
+                self.launch_batched_us,
+                3,
+                "us",
             ),
-            format!(
-                "1 GiB H2D pinned (copy engine)               {:8.2} GB/s",
-                self.h2d_gbps
+            row(
+                format!("{size} H2D pinned (copy engine)"),
+                self.h2d_gbps,
+                2,
+                "GB/s",
             ),
-            format!(
-                "1 GiB D2H pinned (copy engine)               {:8.2} GB/s",
-                self.d2h_gbps
+            row(
+                format!("{size} D2H pinned (copy engine)"),
+                self.d2h_gbps,
+                2,
+                "GB/s",
             ),
-            format!(
-                "1 GiB D2D copy engine (bytes copied)         {:8.2} GB/s",
-                self.d2d_ce_gbps
+            row(
+                format!("{size} D2D copy engine (bytes copied)"),
+                self.d2d_ce_gbps,
+                2,
+                "GB/s",
             ),
-            format!(
-                "1 GiB D2D SM copy kernel (bytes copied)      {:8.2} GB/s",
-                self.d2d_sm_gbps
+            row(
+                format!("{size} D2D SM copy kernel (bytes copied)"),
+                self.d2d_sm_gbps,
+                2,
+                "GB/s",
             ),
-            format!(
-                "1 GiB D2D kernel + copy engine together      {:8.2} GB/s",
-                self.d2d_both_gbps
+            row(
+                format!("{size} D2D kernel + copy engine together"),
+                self.d2d_both_gbps,
+                2,
+                "GB/s",
             ),
-            format!(
-                "alloc+map+free 2 MiB (RM + UVM)              {:8.2} us",
-                self.alloc_free_2mib_us
+            row(
+                "alloc+map+free 2 MiB (RM + UVM)".into(),
+                self.alloc_free_2mib_us,
+                2,
+                "us",
             ),
-            format!(
-                "alloc+map+free 2 MiB (sub-allocator)         {:8.3} us",
-                self.alloc_free_2mib_pool_us
+            row(
+                "alloc+map+free 2 MiB (sub-allocator)".into(),
+                self.alloc_free_2mib_pool_us,
+                3,
+                "us",
             ),
-            format!(
-                "alloc+map+free 1 GiB (RM + UVM)              {:8.2} us",
-                self.alloc_free_1gib_us
+            row(
+                format!("alloc+map+free {size} (RM + UVM)"),
+                self.alloc_free_1gib_us,
+                2,
+                "us",
             ),
-        ]
-        .join("\n")
+        ];
+        // Only the launch rows when nothing else was measured.
+        let measured = if self.copy_bytes == 0 { 3 } else { rows.len() };
+        rows[..measured].join("\n")
     }
 }

@@ -4,10 +4,14 @@
 //! three in step). A code, once given, keeps its meaning; a retired one is not reused.
 //!
 //! Ranges: E0xx the command line and files, E1xx the GPU layer, E2xx the kernel-driver
-//! backend, E3xx `list`/`bind`/`unbind`, E4xx `sim serve`, E5xx `firmware`.
+//! backend, E3xx `list`/`bind`/`unbind`, E4xx `sim serve`, E5xx `firmware`, E6xx the
+//! backends on which nvbare boots GSP-RM itself (`vfio`, `sim`, `remote`) and `demo`.
 
+use nvbare_core::boot::{BootError, BootErrorKind};
 use nvbare_core::cubin::CubinError;
 use nvbare_core::gpu::GpuError;
+use nvbare_core::gsp_rm::{GspRmError, MemoryError, OpenError};
+use nvbare_core::hal::PlatformError;
 use nvbare_core::rm::FaultReport;
 use nvbare_firmware_fetch::FetchError;
 use nvbare_sim::remote::ServeError;
@@ -15,7 +19,9 @@ use nvbare_sim::remote::ServeError;
 use super::args::{ArgError, PackError};
 use super::error::{BackendError, CliError};
 use crate::nvk::NvkError;
+use crate::remote::OpenError as RemoteOpenError;
 use crate::setup::SetupError;
+use crate::vfio::VfioError;
 
 /// One error code: the code, what went wrong, and what to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +80,10 @@ error_codes! {
         "Check where the output goes (a closed pipe, a full disk).";
     UNKNOWN_CODE "NVB-E017" "not an nvbare error code"
         "`nvbare explain` lists every code.";
+    NO_DEVICE "NVB-E018" "the backend needs --device"
+        "Give --device BDF with --backend vfio (`nvbare list` shows them), --device HOST:PORT with --backend remote.";
+    NOT_FOR_BACKEND "NVB-E019" "an option does not apply to the backend"
+        "Drop the option, or give the --backend it belongs to (`nvbare help COMMAND` says which).";
     NO_CLASS "NVB-E101" "the GPU offers no class nvbare drives an engine with"
         "Use a GPU of the Turing to Blackwell families; `nvbare info` lists the classes it has.";
     UNSUPPORTED_CHIP "NVB-E102" "this chip is not supported yet"
@@ -176,6 +186,56 @@ error_codes! {
         "Fetch again: `nvbare firmware fetch --chip CHIP` replaces it.";
     FW_LINKED_IN_CACHE "NVB-E509" "cached names are linked to one file"
         "Remove the links made by hand in the cache directory and fetch again.";
+    FW_NOT_CACHED "NVB-E601" "the GSP-RM firmware is not in the cache (--offline)"
+        "Run the `nvbare firmware fetch` command the message gives (where there is network, or with --from), or drop --offline.";
+    VFIO_NOT_BOUND "NVB-E602" "the GPU is not bound to vfio-pci"
+        "Run `nvbare bind BDF` (as root) first; `nvbare list` shows each GPU's driver.";
+    NOIOMMU_REFUSED "NVB-E603" "the GPU is in VFIO's no-IOMMU mode, which is UNSAFE"
+        "Turn the IOMMU on; or accept that the GPU can write anywhere in memory with --allow-noiommu-unsafe (UNSAFE).";
+    VFIO_OPEN "NVB-E604" "a VFIO device node cannot be opened"
+        "The message names the node and what to do (root or access to /dev/vfio, vfio-pci loaded, no VM holding the group).";
+    VFIO_REQUEST "NVB-E605" "the kernel refused a VFIO request"
+        "The message names the request (ioctl, region, BAR mapping, config access); see dmesg.";
+    NO_RESET "NVB-E606" "the GPU offers VFIO no reset"
+        "Reset it another way (a secondary bus reset of its bridge, a power cycle) and retry.";
+    NO_HUGEPAGES "NVB-E607" "no free 2 MiB hugepages for DMA memory"
+        "Reserve them as the message says: echo N > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages.";
+    DMA "NVB-E608" "DMA memory could not be had or mapped"
+        "The message says why: raise the locked-memory limit (ulimit -l unlimited), free DMA memory, or run as root in no-IOMMU mode.";
+    GPU_LOCKED "NVB-E609" "another process drives this GPU"
+        "Stop the process the message names, or wait for it to finish (a process that died has released it).";
+    REMOTE_CONNECT "NVB-E610" "the remote PCI server cannot be reached"
+        "Start one (`nvbare sim serve --chip gh100`) or check --device HOST:PORT.";
+    REMOTE_OPEN "NVB-E611" "the remote GPU could not be opened"
+        "The message names the step; check the server's output and that it serves an NVIDIA GPU.";
+    CHIP_NOT_BOOTABLE "NVB-E612" "nvbare cannot boot GSP-RM on this chip"
+        "The VFIO path boots Hopper and Blackwell GPUs (GH100, GB100, GB202); use --backend nvk for others.";
+    WPR2_STUCK "NVB-E613" "WPR2 stays up: the GPU could not be reset"
+        "Reset the GPU's slot (a secondary bus reset) or power-cycle the machine, then retry.";
+    BOOT_FIRMWARE "NVB-E614" "a firmware file does not fit the chip"
+        "Fetch the chip's GSP-RM 570.144 files again: `nvbare firmware fetch --chip CHIP`.";
+    BOOT_FSP "NVB-E615" "the FSP chain of trust failed"
+        "The message names FSP's answer; reset the GPU (or power-cycle) and retry, and report it with -vv output.";
+    BOOT_LOCKDOWN "NVB-E616" "GSP-FMC did not release the GSP"
+        "The message names the registers read; reset the GPU (or power-cycle) and retry, and report it with -vv output.";
+    BOOT_GSP "NVB-E617" "GSP-RM did not come up"
+        "The message holds GSP-RM's own log; reset the GPU and retry, and report it with -vv output.";
+    BOOT_SETUP "NVB-E618" "the boot could not set up the GPU's memory or structures"
+        "The message names the step (DMA memory, the FB layout, a BAR); on VFIO check hugepages and the locked-memory limit.";
+    RM_SETUP "NVB-E619" "RM could not be set up over GSP-RM"
+        "GSP-RM refused or did not answer a call the message names; retry, and report it with -vv output.";
+    RM_REFUSED "NVB-E620" "GSP-RM refused an RM call"
+        "The message names the call and its NV_STATUS; the GPU may be out of memory or channels.";
+    RM_RPC "NVB-E621" "GSP-RM did not answer an RPC as it should"
+        "GSP-RM stopped, hung or answered nonsense; the next run resets the GPU. Report the message with -vv output.";
+    RM_MEMORY "NVB-E622" "the RM emulation ran out of memory"
+        "Free buffers or ask for less; the message says which memory (VRAM, GPU addresses, DMA, the BAR1 window).";
+    GPU_GONE "NVB-E623" "the GPU no longer answers"
+        "It was removed or reset under nvbare: check dmesg and the PCI bus (`nvbare list`).";
+    TEARDOWN "NVB-E624" "the teardown did not complete"
+        "GSP-RM was not unloaded cleanly; the next nvbare run on the GPU finds WPR2 up and resets it.";
+    WRONG_RESULT "NVB-E625" "a result read back from the GPU is wrong"
+        "A copy or kernel gave other data than the CPU computed; report it with the message (it names the first difference).";
 }
 
 /// The code named `code` (`NVB-E104`, `E104`, `104`; `E7` and `7` are `NVB-E007`; any case).
@@ -209,6 +269,17 @@ impl CliError {
             CliError::Launch { .. } => LAUNCH,
             CliError::Tune { .. } => TUNE,
             CliError::Device { .. } => DEVICE,
+            CliError::NoDevice { .. } => NO_DEVICE,
+            CliError::NotForBackend { .. } => NOT_FOR_BACKEND,
+            CliError::FirmwareNotCached { .. } => FW_NOT_CACHED,
+            CliError::FirmwareFetch { source, .. } => firmware_code(source),
+            CliError::Vfio(e) => vfio_code(e),
+            CliError::Remote(e) => remote_code(e),
+            CliError::Sim(_) => SERVE_GPU,
+            CliError::UnknownChip { .. } | CliError::ChipNotBootable { .. } => CHIP_NOT_BOOTABLE,
+            CliError::Open { source, .. } => open_code(source),
+            CliError::Close(_) => TEARDOWN,
+            CliError::WrongResult { .. } => WRONG_RESULT,
             CliError::Interrupted { .. } => INTERRUPTED,
             CliError::Output(_) => OUTPUT,
             CliError::UnknownCode(_) => UNKNOWN_CODE,
@@ -217,7 +288,7 @@ impl CliError {
             CliError::Serve(e) => serve_code(e),
             CliError::Firmware(e) => firmware_code(e),
             CliError::Fault { report, .. } => fault_code(report),
-            CliError::Gpu(e) => gpu_code(e),
+            CliError::Gpu(e) => gpu_code(e, backend_code),
         }
     }
 }
@@ -246,11 +317,19 @@ fn fault_code(report: &FaultReport) -> ErrorCode {
     }
 }
 
-fn gpu_code(e: &GpuError<BackendError>) -> ErrorCode {
+fn backend_code(e: &BackendError) -> ErrorCode {
     match e {
-        GpuError::Backend { source, .. } => match source {
-            BackendError::Nvk(e) => nvk_code(e),
-        },
+        BackendError::Nvk(e) => nvk_code(e),
+        BackendError::GspRm(e) => gsp_rm_code(e),
+    }
+}
+
+fn gpu_code<E: std::error::Error + 'static>(
+    e: &GpuError<E>,
+    backend: fn(&E) -> ErrorCode,
+) -> ErrorCode {
+    match e {
+        GpuError::Backend { source, .. } => backend(source),
         GpuError::NoClass(_) => NO_CLASS,
         GpuError::NoQmdLayout(_) | GpuError::NoCbufLayout(_) => UNSUPPORTED_CHIP,
         GpuError::Submit(_) => SUBMIT,
@@ -280,6 +359,119 @@ fn nvk_code(e: &NvkError) -> ErrorCode {
         NvkError::Va(_) => VA_SPACE,
         NvkError::MappedElsewhere { .. } => MAPPED_ELSEWHERE,
         NvkError::GpuUuid { .. } => GPU_UUID,
+    }
+}
+
+fn gsp_rm_code(e: &GspRmError) -> ErrorCode {
+    match e {
+        GspRmError::Refused { .. } => RM_REFUSED,
+        GspRmError::Rpc { .. }
+        | GspRmError::Encode { .. }
+        | GspRmError::UnexpectedReply { .. }
+        | GspRmError::Events(_)
+        | GspRmError::UnknownChannel(_) => RM_RPC,
+        GspRmError::Memory(MemoryError::Dma(p)) => platform_code(p).unwrap_or(RM_MEMORY),
+        GspRmError::Memory(_) | GspRmError::OutOfHandles => RM_MEMORY,
+        GspRmError::DeviceGone => GPU_GONE,
+    }
+}
+
+/// The code of the platform error inside a platform failure, where it has its own.
+fn platform_code(e: &PlatformError) -> Option<ErrorCode> {
+    match e {
+        PlatformError::DeviceGone => Some(GPU_GONE),
+        PlatformError::OutOfDmaMemory { .. } => Some(DMA),
+        PlatformError::Failed { source, .. } => source.downcast_ref::<VfioError>().map(vfio_code),
+        PlatformError::Unsupported(_) => None,
+    }
+}
+
+fn open_code(e: &OpenError) -> ErrorCode {
+    match e {
+        OpenError::Boot(b) => boot_code(b),
+        OpenError::Setup { source, .. } => match gsp_rm_code(source) {
+            c @ (GPU_GONE | DMA | NO_HUGEPAGES | RM_MEMORY) => c,
+            _ => RM_SETUP,
+        },
+        OpenError::NoClass(_) => NO_CLASS,
+        OpenError::Gpu(e) => gpu_code(e, gsp_rm_code),
+    }
+}
+
+fn boot_code(e: &BootError) -> ErrorCode {
+    use BootErrorKind as K;
+    match &e.kind {
+        K::UnknownChip(_) | K::BootPathNotImplemented { .. } => CHIP_NOT_BOOTABLE,
+        K::Wpr2UpNoReset { source, .. } => platform_code(source)
+            .filter(|c| *c == GPU_GONE)
+            .unwrap_or(WPR2_STUCK),
+        K::Wpr2StillUp { .. } => WPR2_STUCK,
+        K::Firmware { .. } | K::FirmwareNotForChip { .. } => BOOT_FIRMWARE,
+        K::FspNotReady { .. }
+        | K::FspBusy { .. }
+        | K::FspEmem { .. }
+        | K::FspNoReply { .. }
+        | K::FspReplySize { .. }
+        | K::FspReplyMalformed(_)
+        | K::FspAnsweredOtherCommand { .. }
+        | K::FspRejected { .. } => BOOT_FSP,
+        K::TargetMaskLocked { .. }
+        | K::FmcError { .. }
+        | K::LockdownNotReleased { .. }
+        | K::RiscvNotRunning { .. } => BOOT_LOCKDOWN,
+        K::Rpc(_) | K::InitFailed { .. } | K::UnexpectedReply { .. } | K::MalformedReply { .. } => {
+            BOOT_GSP
+        }
+        K::GspDidNotHalt { .. } => TEARDOWN,
+        K::Platform { source, .. } | K::Dma { source, .. } => {
+            platform_code(source).unwrap_or(BOOT_SETUP)
+        }
+        K::ImplausibleVram { .. }
+        | K::LayoutDoesNotFit { .. }
+        | K::BadDmaMemory { .. }
+        | K::Memory { .. }
+        | K::Structure { .. }
+        | K::Queues(_)
+        | K::MissingBar { .. } => BOOT_SETUP,
+    }
+}
+
+fn vfio_code(e: &VfioError) -> ErrorCode {
+    match e {
+        VfioError::NoSuchDevice { .. } => NO_SUCH_DEVICE,
+        VfioError::NotBoundToVfio { .. } => VFIO_NOT_BOUND,
+        VfioError::IommuOff { .. } => IOMMU_OFF,
+        VfioError::NoIommuRefused { .. } => NOIOMMU_REFUSED,
+        VfioError::GroupNotViable { .. } => GROUP_NOT_VIABLE,
+        VfioError::Open { .. } => VFIO_OPEN,
+        VfioError::ApiVersion(_)
+        | VfioError::NoExtension { .. }
+        | VfioError::Ioctl { .. }
+        | VfioError::BadRegion { .. }
+        | VfioError::MapBar { .. }
+        | VfioError::Config { .. } => VFIO_REQUEST,
+        VfioError::ResetUnsupported { .. } => NO_RESET,
+        VfioError::NoHugepages { .. } => NO_HUGEPAGES,
+        VfioError::Hugepages { .. }
+        | VfioError::DmaMap { .. }
+        | VfioError::NoIova { .. }
+        | VfioError::NoPhysicalAddress
+        | VfioError::Pagemap(_)
+        | VfioError::NotContiguous { .. } => DMA,
+        VfioError::Locked(_) => GPU_LOCKED,
+    }
+}
+
+fn remote_code(e: &RemoteOpenError) -> ErrorCode {
+    match e {
+        RemoteOpenError::BadAddress(_) => DEVICE,
+        RemoteOpenError::Connect { .. } => REMOTE_CONNECT,
+        RemoteOpenError::Step { .. }
+        | RemoteOpenError::NoDevice { .. }
+        | RemoteOpenError::BadName { .. }
+        | RemoteOpenError::NoBar0 { .. }
+        | RemoteOpenError::BusMaster { .. } => REMOTE_OPEN,
+        RemoteOpenError::Locked(_) => GPU_LOCKED,
     }
 }
 

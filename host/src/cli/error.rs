@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
-use nvbare_core::chip::Arch;
+use nvbare_core::chip::{Arch, Chip, UnknownChip};
 use nvbare_core::cubin::CubinError;
 use nvbare_core::gpu::GpuError;
+use nvbare_core::gsp_rm::{CloseError, GspRmError, OpenError};
 use nvbare_core::hal::Nanos;
 use nvbare_core::launch::LaunchError;
 use nvbare_core::rm::{FaultReport, KernelCode};
@@ -13,6 +14,7 @@ use nvbare_core::sem::SemaphoreError;
 
 use super::args::{ArgError, PackError};
 use crate::nvk::NvkError;
+use crate::vfio::VfioError;
 
 /// A backend's own error, whichever backend ran: what `GpuError`'s `Backend` variant carries
 /// in the CLI (see `GpuError::map_backend`).
@@ -21,6 +23,9 @@ pub enum BackendError {
     /// The kernel-driver backend.
     #[error(transparent)]
     Nvk(#[from] NvkError),
+    /// RM over the GSP-RM nvbare booted (the vfio, sim and remote backends).
+    #[error(transparent)]
+    GspRm(#[from] GspRmError),
 }
 
 /// Why a command failed.
@@ -91,6 +96,103 @@ pub enum CliError {
         given: String,
         /// What it takes.
         expected: &'static str,
+    },
+    /// A backend that needs `--device` was given none.
+    #[error("--backend {backend} needs --device: give {expected}")]
+    NoDevice {
+        /// The backend.
+        backend: &'static str,
+        /// What it takes.
+        expected: &'static str,
+    },
+    /// An option given does not apply to the backend.
+    #[error("{option} does not apply to --backend {backend}: {why}")]
+    NotForBackend {
+        /// The option.
+        option: &'static str,
+        /// The backend.
+        backend: &'static str,
+        /// Why not.
+        why: &'static str,
+    },
+    /// The firmware is not in the cache and `--offline` forbids fetching it.
+    #[error(
+        "the GSP-RM 570.144 firmware for {chip} is not in {} and --offline forbids fetching \
+         it; run `{}` (where there is network, or with --from DIR|FILE.deb), or drop --offline",
+        dir.display(),
+        super::firmware::fetch_command(chip, dir)
+    )]
+    FirmwareNotCached {
+        /// The firmware directory's chip (`gh100`).
+        chip: &'static str,
+        /// The cache.
+        dir: PathBuf,
+    },
+    /// Fetching the missing firmware failed.
+    #[error(
+        "the GSP-RM 570.144 firmware for {chip} is not in {} and fetching it failed: {source}; \
+         without network, run `{}` with --from DIR|FILE.deb, or fetch it on another machine \
+         and copy the directory",
+        dir.display(),
+        super::firmware::fetch_command(chip, dir)
+    )]
+    FirmwareFetch {
+        /// The firmware directory's chip.
+        chip: &'static str,
+        /// The cache.
+        dir: PathBuf,
+        /// Why the fetch failed.
+        #[source]
+        source: Box<nvbare_firmware_fetch::FetchError>,
+    },
+    /// The GPU could not be opened through VFIO.
+    #[error(transparent)]
+    Vfio(#[from] VfioError),
+    /// The remote GPU could not be opened.
+    #[error(transparent)]
+    Remote(#[from] crate::remote::OpenError),
+    /// The simulated GPU could not be made.
+    #[error("the simulated GPU could not be made: {0}")]
+    Sim(#[from] nvbare_sim::device::SimError),
+    /// The device's `NV_PMC_BOOT_42` names no chip nvbare knows.
+    #[error("{on} is not a GPU nvbare knows: {source}")]
+    UnknownChip {
+        /// The device, in words.
+        on: String,
+        /// What it read.
+        #[source]
+        source: UnknownChip,
+    },
+    /// A chip whose GSP-RM boot nvbare does not implement.
+    #[error(
+        "nvbare boots GSP-RM itself on Hopper and Blackwell GPUs (GH100, GB100, GB202 and their \
+         families), not on {chip} ({:?}, booted through SEC2); drive it through NVIDIA's \
+         kernel driver with --backend nvk",
+        chip.arch()
+    )]
+    ChipNotBootable {
+        /// The chip.
+        chip: Chip,
+    },
+    /// Booting GSP-RM or setting up RM over it failed (the GPU was given back).
+    #[error("{on}: {source}")]
+    Open {
+        /// The GPU, in words.
+        on: String,
+        /// What failed.
+        #[source]
+        source: Box<OpenError>,
+    },
+    /// The teardown after the command did not complete.
+    #[error("tearing the GPU down: {0}; the next nvbare run on it finds WPR2 up and resets it")]
+    Close(#[source] Box<CloseError>),
+    /// A result read back from the GPU is not what was computed on the CPU.
+    #[error("{what}: wrong result: {detail}")]
+    WrongResult {
+        /// What was checked.
+        what: String,
+        /// The first difference.
+        detail: String,
     },
     /// The user pressed Ctrl-C (or sent SIGTERM) during a wait or a loop.
     #[error(

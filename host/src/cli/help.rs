@@ -36,7 +36,8 @@ Environment:
   NVBARE_D2D_KERNEL     default of bench --d2d-kernel
   NVBARE_D2D            default of bench --d2d-shape
   NVBARE_DEBIAN_MIRROR  the Debian mirror `firmware fetch` takes the firmware package from
-  NVBARE_FIRMWARE_DIR   where the simulator (`sim serve`) reads firmware
+  NVBARE_FIRMWARE_DIR   the firmware cache of --backend vfio|sim|remote and `demo`
+                        (default of --firmware-dir) and where `sim serve` reads it
                         [default: ~/.cache/nvbare/firmware]; also read by the tests
   XDG_CACHE_HOME, HOME  where `firmware fetch` caches (XDG_CACHE_HOME/nvbare/firmware)
 Read by the test suites (cargo test), not by nvbare:

@@ -16,7 +16,7 @@ use nvbare_core::launch::{self, LaunchLimits};
 
 use super::args::{self, ArgValue, Contents, KernelArg};
 use super::error::{BackendError, CliError, FaultKernel, GpuResultExt};
-use super::gpu::{BackendKind, GpuArgs, GpuTask, arch_of};
+use super::gpu::{GpuArgs, GpuTask, Opened, arch_of};
 use super::interrupt;
 use super::transfer::{Init, download, download_head, upload};
 use super::values::{DumpFormat, parse_bytes};
@@ -454,9 +454,9 @@ impl GpuTask for RunPlan {
     type Output = Vec<String>;
 
     fn run<B: Backend>(
-        self,
+        &mut self,
         gpu: &mut Gpu<B>,
-        _backend: BackendKind,
+        _opened: &Opened,
     ) -> Result<Vec<String>, CliError>
     where
         BackendError: From<B::Error>,

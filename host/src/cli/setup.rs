@@ -56,7 +56,8 @@ pub struct ServeArgs {
     pub allow_remote: bool,
 }
 
-fn parse_chip(s: &str) -> Result<SimChip, String> {
+/// `--chip` of the simulator: `gh100` or `gb202`.
+pub(super) fn parse_chip(s: &str) -> Result<SimChip, String> {
     SimChip::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = SimChip::ALL.iter().map(|c| c.spec().name).collect();
         format!("{s:?}: the simulator has {}", names.join(" and "))

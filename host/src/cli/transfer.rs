@@ -78,7 +78,8 @@ const COPY_TIMEOUT_NS: u64 = 60_000_000_000;
 /// Bytes moved per step between the CPU and a buffer (and per staging copy).
 const CHUNK: u64 = 16 << 20;
 
-fn memory_error(e: nvbare_core::shared::SharedMemError) -> CliError {
+/// A CPU access to a buffer that fell outside it, as the command's error.
+pub(super) fn memory_error(e: nvbare_core::shared::SharedMemError) -> CliError {
     CliError::Gpu(e.into())
 }
 
@@ -90,7 +91,8 @@ where
     gpu.alloc(len.min(CHUNK), Placement::Host, true).cli()
 }
 
-fn view_of<M>(buf: &Buffer<M>) -> Result<nvbare_core::gpu::BufferView<'_>, CliError> {
+/// `buf`'s CPU view, or the error naming the buffer when it has none.
+pub(super) fn view_of<M>(buf: &Buffer<M>) -> Result<nvbare_core::gpu::BufferView<'_>, CliError> {
     buf.view()
         .ok_or(CliError::Gpu(nvbare_core::gpu::GpuError::NoCpuView(
             buf.gpu_va(),

@@ -1,8 +1,11 @@
-//! Tests of the command line without a GPU: the argument grammar (`args`), run plans
-//! (`plan`), and what nvbare prints (`output`: fault reports, `--version`, error codes,
-//! `list --json`, help, Ctrl-C).
+//! Tests of the command line without a GPU: the argument grammar (`args`), the backend
+//! options (`backends`), run plans (`plan`), and what nvbare prints (`output`: fault
+//! reports, `--version`, error codes, `list --json`, help, Ctrl-C; `gsp_output`: the boot
+//! timeline, the teardown line and the codes of the backends that boot GSP-RM).
 
 mod args;
+mod backends;
+mod gsp_output;
 mod output;
 mod plan;
 

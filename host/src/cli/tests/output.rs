@@ -14,8 +14,8 @@ use nvbare_core::sem::{SemaphoreError, WaitTimeout};
 
 use super::super::codes::{self, ALL};
 use super::super::error::{CliError, FaultKernel};
-use super::super::gpu::{ClassEntry, CopyChannel, EngineClasses, GpuReport};
 use super::super::help::{self, ENVIRONMENT, GIT_REVISION};
+use super::super::info::{ClassEntry, CopyChannel, EngineClasses, GpuReport};
 use super::super::setup::{self, ListArgs, ServeArgs};
 use super::super::{Cli, error_text};
 use crate::pci::fake::{FakeDevice, FakeSysfs};
@@ -389,6 +389,9 @@ fn report() -> GpuReport {
                 name: None,
             },
         ],
+        simulated: false,
+        noiommu_unsafe: false,
+        boot: None,
     }
 }
 
@@ -453,12 +456,9 @@ fn a_missing_kernel_driver_is_nvb_e201() {
         eprintln!("skipped: this machine has NVIDIA's kernel driver");
         return;
     }
-    let args = super::super::gpu::GpuArgs {
-        backend: super::super::gpu::BackendKind::Nvk,
-        device: None,
-        tune: String::new(),
-    };
-    let e = super::super::gpu::with_gpu(&args, super::super::gpu::Info { json: true }).unwrap_err();
+    let args = super::super::gpu::GpuArgs::default();
+    let e = super::super::gpu::with_gpu(&args, &mut super::super::info::Info { json: true })
+        .unwrap_err();
     assert_eq!(e.code(), codes::NO_DRIVER, "{e}");
     let bad = super::super::gpu::GpuArgs {
         device: Some("0000:41:00.0".into()),

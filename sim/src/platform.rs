@@ -138,7 +138,7 @@ impl Platform for SimPlatform {
         })
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         if self.dma.remove(&mem.id).is_some() {
             self.gpu.bus().sysmem.free(mem.id);
         }
@@ -218,7 +218,8 @@ mod tests {
             7,
             "the device sees what the CPU wrote"
         );
-        p.dma_free(d);
+        // SAFETY: no view of `d` is used after this; the simulated GPU was told nothing.
+        unsafe { p.dma_free(d) };
         assert_eq!(gpu.bus().sysmem.mapped().1, 0);
 
         gpu.unplug();

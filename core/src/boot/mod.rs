@@ -237,7 +237,10 @@ pub fn boot<P: Platform>(
             }
             // The channel's views of the memory go before the memory does.
             drop(rpc);
-            memory.free_all(&mut p);
+            // SAFETY: the RPC channel (the only holder of views of this memory: queues and
+            // log buffers) is dropped; before the COT message nothing on the GPU knows the
+            // memory, after it bus mastering is off and the GPU reset.
+            unsafe { memory.free_all(&mut p) };
             Err(Box::new(BootFailure { error, platform: p }))
         }
     }

@@ -98,7 +98,9 @@ pub fn run<P: Platform>(
     report.freed = memory.len();
     // The channel's views of the memory go before the memory does.
     drop(rpc);
-    memory.free_all(p);
+    // SAFETY: the RPC channel, the only holder of views of this memory, is dropped; GSP-RM
+    // halted, or bus mastering is off and the GPU reset (`quiesce_and_reset` above).
+    unsafe { memory.free_all(p) };
     let result = match first_error {
         None => Ok(report),
         Some(e) => Err(e),

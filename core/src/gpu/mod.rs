@@ -330,12 +330,26 @@ impl<B: Backend> Gpu<B> {
             arena,
             local,
             pool,
+            queues,
+            #[cfg(feature = "probe")]
+            fetch_stamp,
             ..
         } = self;
+        // The views into the memory (rings, USERD, semaphores, pushbuffers, the arena's
+        // mapping) go before the memory does: the backend may unmap it.
+        drop(queues);
+        #[cfg(feature = "probe")]
+        drop(fetch_stamp);
+        let Arena {
+            buf: arena,
+            mem,
+            ring,
+        } = arena;
+        drop((mem, ring));
         for b in held {
             backend.free_memory(b);
         }
-        backend.free_memory(arena.buf);
+        backend.free_memory(arena);
         if let Some((b, _)) = local {
             backend.free_memory(b);
         }

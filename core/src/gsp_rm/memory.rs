@@ -53,8 +53,9 @@ pub enum Backing {
 /// The RM emulation's record of one buffer: its pages and its GPU VA range.
 #[derive(Debug)]
 pub struct GspMemory {
-    /// The pages.
-    pub backing: Backing,
+    /// The pages. Private: host memory's `DmaMemory` holds the CPU mapping, and a clone of
+    /// it taken from here could outlive the free.
+    backing: Backing,
     /// Bytes mapped (the request rounded up to the page size used).
     pub size: u64,
     /// The GPU VA it is mapped at.
@@ -417,13 +418,17 @@ impl MemoryManager {
         let ranges = match bus_ranges(&dma) {
             Ok(r) => r,
             Err(e) => {
-                p.dma_free(dma);
+                // SAFETY: allocated just above; no view taken, nothing on the GPU maps it.
+                unsafe { p.dma_free(dma) };
                 return Err(e);
             }
         };
         let attrs = PteAttributes::new(Aperture::SystemCoherent);
         if let Err(e) = self.map(&*p, va, &ranges, attrs) {
-            p.dma_free(dma);
+            // SAFETY: no view taken; the failed map was rolled back and committed (`map`
+            // writes the tables and invalidates the TLB whatever happened), so no PTE of
+            // the GPU points at it.
+            unsafe { p.dma_free(dma) };
             return Err(e);
         }
         self.dma_allocations += 1;
@@ -470,7 +475,12 @@ impl MemoryManager {
             Backing::Host(dma) => {
                 self.dma_allocations -= 1;
                 self.host_bytes -= m.size;
-                p.dma_free(dma);
+                // SAFETY: the buffer was consumed, and with it its CPU view; no other view
+                // escapes (`GspMemory::backing` is private, `Buffer::shared` crate-private
+                // and the GPU layer drops its slices before it frees the buffer). The pages
+                // are unmapped and the TLB invalidated above; the caller guarantees the GPU
+                // no longer uses the buffer (`Backend::free_memory`).
+                unsafe { p.dma_free(dma) };
             }
         }
         let _ = m.cpu_view;

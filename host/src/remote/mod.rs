@@ -487,7 +487,7 @@ impl Platform for Remote {
         Ok(mem)
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         // The protocol has no free: the server keeps the pages until the connection closes.
         self.dma.remove(&mem.id);
     }

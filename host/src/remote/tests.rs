@@ -291,8 +291,10 @@ fn dma_memory_has_the_servers_page_addresses_and_reads_as_zero() {
     let c = r.dma_alloc(2 * 4096, true).unwrap();
     assert!(c.is_contiguous());
     assert_eq!(r.dma_outstanding(), 2);
-    r.dma_free(m);
-    r.dma_free(c);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { r.dma_free(m) };
+    // SAFETY: no view of `c` is used after this and no device uses it.
+    unsafe { r.dma_free(c) };
     assert_eq!(r.dma_outstanding(), 0);
     assert!(matches!(
         r.dma_alloc(100, false),
@@ -429,7 +431,8 @@ fn against_the_server_in_nvbare_remote_server() {
     assert_eq!(m.cpu.read_u64(0x800).unwrap(), 0);
     m.cpu.write_u64(0x800, 0x0123_4567_89ab_cdef).unwrap();
     assert_eq!(m.cpu.read_u64(0x800).unwrap(), 0x0123_4567_89ab_cdef);
-    r.dma_free(m);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { r.dma_free(m) };
     r.reset().unwrap();
     assert!(r.is_present());
     eprintln!(

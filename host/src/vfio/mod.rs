@@ -544,7 +544,7 @@ impl<S: VfioSys> Platform for Vfio<S> {
             .map_err(|e| failed("DMA memory", e))
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         self.dma.free(mem.id);
     }
 

@@ -547,7 +547,7 @@ impl Platform for FakePlatform {
         Ok(DmaMemory { cpu, bus_pages, id })
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         let d = self.dev.get_mut();
         for p in &mem.bus_pages {
             d.pages.remove(p);

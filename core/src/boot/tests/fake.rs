@@ -78,6 +78,8 @@ pub struct Script {
     pub bad_write_ptr_with: Option<u32>,
     /// The reply to this function comes only after the next doorbell.
     pub late_reply_to: Option<u32>,
+    /// The next reply to this function is lost (GSP-RM did the call).
+    pub lose_reply_to: Option<u32>,
     pub no_halt: bool,
     pub log_words: u64,
 }
@@ -113,6 +115,7 @@ impl Default for Script {
             rpc_failure: None,
             no_reply_to: None,
             late_reply_to: None,
+            lose_reply_to: None,
             bad_write_ptr_with: None,
             no_halt: false,
             log_words: 0,
@@ -172,6 +175,8 @@ pub(super) struct Device {
     pub(super) next_bus: u64,
     pub(super) next_id: u64,
     pub(super) seen: Seen,
+    /// GR info controls answered (the answer carries the count in `info_list[0]`).
+    pub(super) gr_info_answers: u32,
 }
 
 /// The scripted platform.
@@ -225,6 +230,7 @@ impl FakePlatform {
                 next_bus: 0x10_0000_0000,
                 next_id: 1,
                 seen: Seen::default(),
+                gr_info_answers: 0,
             }),
             clock: FakeClock(Cell::new(0)),
         }

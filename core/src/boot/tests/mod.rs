@@ -8,6 +8,7 @@ mod checks;
 mod fake;
 mod fake_gsp;
 mod images;
+mod rpc;
 
 use std::string::ToString;
 use std::vec::Vec;

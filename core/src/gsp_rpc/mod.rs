@@ -520,6 +520,11 @@ impl<P: Platform> Rpc<'_, P> {
         let platform = self.platform;
         let clock = platform.clock();
         let deadline = Deadline::after(clock, timeout_ns);
+        // TIMEOUT: a command whose wait was abandoned had its own wait and then another
+        // reply timeout to be answered in; later than that, its reply is not expected (a
+        // retry of the same call takes its own reply).
+        let age = self.rpc.reply_timeout_ns;
+        self.rpc.outstanding.expire(clock.now_ns(), age);
         self.rpc.last_dropped = None;
         self.rpc.reply_claimed = false;
         let mut empty = 0u32;
@@ -547,7 +552,7 @@ impl<P: Platform> Rpc<'_, P> {
             && !self.rpc.reply_claimed
         {
             // The reply may still come: it will be recognised as late.
-            self.rpc.outstanding.abandon(a);
+            self.rpc.outstanding.abandon(a, clock.now_ns());
         }
         match r {
             Ok(d) => Ok(d),

@@ -11,12 +11,19 @@
 //!    the wait that sees it;
 //! 3. the command being waited for.
 //!
-//! Anything else is a reply nobody asked for.
+//! Anything else is a reply nobody asked for. Once a command is answered, every command sent
+//! before it that is still unanswered never will be (its reply was lost or dropped by the
+//! queue's checks): those entries are forgotten, so a lost reply cannot make a later call
+//! with the same handles take the wrong answer. Abandoned entries are also forgotten after
+//! a bound of time and beyond a count.
 
 use alloc::vec::Vec;
 
 use nvbare_gsp::abi::RpcFunction;
 use nvbare_gsp::rpc::commands::{Command, REPLY_ECHO_MAX};
+
+/// Abandoned commands remembered at most; older ones are forgotten first.
+pub const STALE_CAPACITY: usize = 64;
 
 /// What identifies the reply to one command sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +32,8 @@ pub struct Awaited {
     pub function: RpcFunction,
     echo: [u8; REPLY_ECHO_MAX],
     echo_len: u8,
+    /// Commands sent before this one (GSP-RM answers in this order).
+    seq: u64,
 }
 
 impl Awaited {
@@ -33,6 +42,14 @@ impl Awaited {
         let echo = &self.echo[..usize::from(self.echo_len)];
         self.function == f && payload.get(..echo.len()) == Some(echo)
     }
+}
+
+/// A command whose wait was abandoned before its reply came.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stale {
+    awaited: Awaited,
+    /// When the wait was abandoned (the platform clock's ns).
+    since_ns: u64,
 }
 
 /// Who a reply goes to.
@@ -51,8 +68,9 @@ pub enum Claim {
 /// The commands sent whose replies have not come.
 #[derive(Debug, Default)]
 pub struct Outstanding {
+    sent: u64,
     async_pending: Vec<Awaited>,
-    stale: Vec<Awaited>,
+    stale: Vec<Stale>,
 }
 
 impl Outstanding {
@@ -62,11 +80,13 @@ impl Outstanding {
         let mut echo = [0; REPLY_ECHO_MAX];
         let n = e.len().min(REPLY_ECHO_MAX);
         echo[..n].copy_from_slice(&e[..n]);
+        self.sent += 1;
         Awaited {
             function: cmd.function,
             echo,
             // CAST: at most REPLY_ECHO_MAX (16).
             echo_len: n as u8,
+            seq: self.sent,
         }
     }
 
@@ -75,15 +95,32 @@ impl Outstanding {
         self.async_pending.push(a);
     }
 
-    /// The wait for `a` ended without its reply: it is late when it comes.
-    pub fn abandon(&mut self, a: Awaited) {
-        self.stale.push(a);
+    /// The wait for `a` ended at `now_ns` without its reply: it is late when it comes.
+    pub fn abandon(&mut self, a: Awaited, now_ns: u64) {
+        if self.stale.len() >= STALE_CAPACITY {
+            self.stale.remove(0);
+        }
+        self.stale.push(Stale {
+            awaited: a,
+            since_ns: now_ns,
+        });
+    }
+
+    /// Forgets abandoned commands abandoned more than `age_ns` before `now_ns`.
+    pub fn expire(&mut self, now_ns: u64, age_ns: u64) {
+        self.stale
+            .retain(|s| now_ns.saturating_sub(s.since_ns) <= age_ns);
     }
 
     /// Who the reply of function `f` with `payload` goes to, `want` being waited for.
     pub fn claim(&mut self, f: RpcFunction, payload: &[u8], want: Option<Awaited>) -> Claim {
-        if let Some(i) = self.stale.iter().position(|s| s.answered_by(f, payload)) {
-            self.stale.remove(i);
+        if let Some(i) = self
+            .stale
+            .iter()
+            .position(|s| s.awaited.answered_by(f, payload))
+        {
+            let s = self.stale.remove(i);
+            self.answered(s.awaited.seq);
             return Claim::Late;
         }
         if let Some(i) = self
@@ -91,13 +128,50 @@ impl Outstanding {
             .iter()
             .position(|a| a.answered_by(f, payload))
         {
-            self.async_pending.remove(i);
+            let a = self.async_pending.remove(i);
+            self.answered(a.seq);
             return Claim::Async;
         }
         match want {
-            Some(w) if w.answered_by(f, payload) => Claim::Wanted,
+            Some(w) if w.answered_by(f, payload) => {
+                self.answered(w.seq);
+                Claim::Wanted
+            }
             _ => Claim::Unasked,
         }
+    }
+
+    /// The command numbered `seq` was answered: those sent before it that are still
+    /// unanswered never will be.
+    fn answered(&mut self, seq: u64) {
+        self.stale.retain(|s| {
+            let keep = s.awaited.seq > seq;
+            if !keep {
+                log::debug!(
+                    "GSP-RM answered a later command: the reply to {} abandoned earlier never \
+                     came",
+                    s.awaited.function
+                );
+            }
+            keep
+        });
+        self.async_pending.retain(|a| {
+            let keep = a.seq > seq;
+            if !keep {
+                log::warn!(
+                    "GSP-RM answered a later command: the reply to {} sent without waiting \
+                     never came",
+                    a.function
+                );
+            }
+            keep
+        });
+    }
+
+    /// Abandoned commands remembered.
+    #[cfg(test)]
+    pub fn stale_len(&self) -> usize {
+        self.stale.len()
     }
 
     /// Commands sent without waiting whose reply has not come.
@@ -145,5 +219,34 @@ mod tests {
         assert_eq!(o.claim(f, p, Some(want)), Claim::Async);
         assert_eq!(o.claim(f, p, Some(want)), Claim::Wanted);
         assert_eq!(o.async_len(), 0);
+    }
+
+    #[test]
+    fn abandoned_commands_are_forgotten_once_a_later_one_is_answered_or_they_age() {
+        let mut o = Outstanding::default();
+        let (a, b) = (control(0x10), control(0x11));
+        let lost = o.sent(&a);
+        o.abandon(lost, 0);
+        // B is answered: A's reply, which GSP-RM would have sent first, is lost.
+        let want = o.sent(&b);
+        let (f, p) = reply(&b);
+        assert_eq!(o.claim(f, p, Some(want)), Claim::Wanted);
+        assert_eq!(o.stale_len(), 0);
+        // A again: its own reply is its answer, not a late one.
+        let want = o.sent(&a);
+        let (f, p) = reply(&a);
+        assert_eq!(o.claim(f, p, Some(want)), Claim::Wanted);
+
+        let late = o.sent(&a);
+        o.abandon(late, 1_000);
+        o.expire(2_000, 5_000);
+        assert_eq!(o.stale_len(), 1, "still young");
+        o.expire(10_000, 5_000);
+        assert_eq!(o.stale_len(), 0, "aged out");
+        for _ in 0..STALE_CAPACITY + 3 {
+            let s = o.sent(&b);
+            o.abandon(s, 0);
+        }
+        assert_eq!(o.stale_len(), STALE_CAPACITY, "bounded");
     }
 }

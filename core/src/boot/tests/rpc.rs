@@ -1,6 +1,7 @@
 //! Which reply goes to which RPC, against the fake's GSP-RM: by function and the handles and
 //! command the reply echoes, replies to commands sent without waiting first, a wait ended by
-//! an error leaving its reply to come late.
+//! an error leaving its reply to come late, and a lost reply forgotten once a later command
+//! is answered.
 
 extern crate std;
 
@@ -86,5 +87,20 @@ fn a_wait_ended_by_an_error_leaves_its_reply_to_come_late() {
     assert_eq!(answered(&r), (0xa, AT_BOOT + 2));
     let events: Vec<GspEvent> = gsp.rpc_state().drain_events().collect();
     assert_eq!(late_replies(&events), 1, "{events:?}");
+    drop(gsp);
+}
+
+#[test]
+fn a_lost_reply_does_not_take_the_answers_of_later_calls() {
+    let files = Files::gh100();
+    let mut gsp = boot_fake(Script::default(), &files).unwrap();
+    gsp.platform().script_mut().lose_reply_to = Some(76);
+    let e = gsp.rpc().call_within(&gr_info(0xa), 1_000_000).unwrap_err();
+    assert!(matches!(e.kind, RpcErrorKind::Timeout { .. }), "{e}");
+    // Another object's call, then the lost one's again: each gets its own answer.
+    let r = gsp.rpc().call(&gr_info(0xb)).unwrap();
+    assert_eq!(answered(&r), (0xb, AT_BOOT + 1));
+    let r = gsp.rpc().call(&gr_info(0xa)).unwrap();
+    assert_eq!(answered(&r), (0xa, AT_BOOT + 2));
     drop(gsp);
 }

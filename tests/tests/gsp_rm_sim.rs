@@ -468,6 +468,54 @@ fn a_vanished_device_ends_waits_and_the_close_clearly() {
     eprintln!("{e}");
 }
 
+#[test]
+fn a_reply_with_a_short_parameter_block_is_an_error() {
+    use nvbare_core::rm::RmApi;
+    use nvbare_gsp::rm::alloc::MemoryVirtualAllocParams;
+    use nvbare_gsp::rm::classes::NV01_MEMORY_VIRTUAL;
+    use nvbare_gsp::rm::ctrl::cmd;
+    use nvbare_gsp::rm::ctrl::subdevice::FifoDeviceInfoTableParams;
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let (device, subdevice) = (gpu.objects().device, gpu.objects().subdevice);
+    let before = gpu.backend().live_objects();
+    g.inject(|f| f.short_reply_to = Some(RpcFunction::GspRmAlloc.as_u32()));
+    let mut p = MemoryVirtualAllocParams::default();
+    let e = gpu
+        .backend_mut()
+        .alloc(device, NV01_MEMORY_VIRTUAL, &mut p)
+        .expect_err("parameters not read back");
+    assert!(
+        matches!(
+            e,
+            GspRmError::ReplySize {
+                sent: 24,
+                got: 20,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        gpu.backend().live_objects(),
+        before + 1,
+        "the object was made"
+    );
+    g.inject(|f| f.short_reply_to = Some(RpcFunction::GspRmControl.as_u32()));
+    let mut t = FifoDeviceInfoTableParams::default();
+    let e = gpu
+        .backend_mut()
+        .control(subdevice, cmd::NV2080_FIFO_GET_DEVICE_INFO_TABLE, &mut t)
+        .expect_err("parameters not read back");
+    assert!(matches!(e, GspRmError::ReplySize { .. }), "{e}");
+    says(&e, &["bytes of parameters"]);
+    g.inject(|f| f.short_reply_to = None);
+    close_clean(gpu, &g);
+}
+
 /// The same scenarios over another platform: `host::remote::Remote`, tinygrad's remote PCI
 /// protocol, to the simulator served in this process (every register access and VRAM
 /// write a TCP round trip).

@@ -150,6 +150,21 @@ pub enum GspRmError {
         /// The call.
         call: RmCall,
     },
+    /// GSP-RM answered with a parameter block of another size than the one sent, so the
+    /// parameters it filled in cannot be read back (for an allocation: the object was made,
+    /// and is freed with its client).
+    #[error(
+        "{call}: GSP-RM's reply carries {got} bytes of parameters for the {sent} sent; the \
+         firmware does not speak the 570.144 ABI nvbare was built for: check the firmware files"
+    )]
+    ReplySize {
+        /// The call.
+        call: RmCall,
+        /// Bytes of parameters sent.
+        sent: usize,
+        /// Bytes of parameters in the reply.
+        got: usize,
+    },
     /// Every object handle is in use.
     #[error("all RM object handles are in use: free objects first")]
     OutOfHandles,

@@ -57,27 +57,27 @@ impl<P: Platform> GspRm<P> {
             .map_err(|source| GspRmError::Encode { call, source })
             .and_then(|c| self.call(call, &c))
             .and_then(|body| match body {
-                GspMessage::RmAllocReply { params: out, .. } => {
-                    if out.len() == params.len() {
-                        params.copy_from_slice(&out);
-                    }
+                GspMessage::RmAllocReply { params: out, .. } if out.len() == params.len() => {
+                    params.copy_from_slice(&out);
                     Ok(())
                 }
+                GspMessage::RmAllocReply { params: out, .. } => Err(GspRmError::ReplySize {
+                    call,
+                    sent: params.len(),
+                    got: out.len(),
+                }),
                 _ => Err(GspRmError::UnexpectedReply { call }),
             });
-        let made = done.is_ok().then_some(h);
+        // A reply of the wrong size says GSP-RM made the object.
+        let made = matches!(done, Ok(()) | Err(GspRmError::ReplySize { .. })).then_some(h);
         self.channels
             .allocated(&mut self.mm, made, parent, class, params);
-        match done {
-            Ok(()) => {
-                self.handles.record(h, parent, class);
-                Ok(h)
-            }
-            Err(e) => {
-                self.handles.release(h);
-                Err(e)
-            }
+        if made.is_some() {
+            self.handles.record(h, parent, class);
+        } else {
+            self.handles.release(h);
         }
+        done.map(|()| h)
     }
 
     pub(super) fn alloc_in<T: IntoBytes + FromBytes>(
@@ -108,6 +108,11 @@ impl<P: Platform> GspRm<P> {
                 params.copy_from_slice(&out);
                 Ok(())
             }
+            GspMessage::RmControlReply { params: out, .. } => Err(GspRmError::ReplySize {
+                call,
+                sent: params.len(),
+                got: out.len(),
+            }),
             _ => Err(GspRmError::UnexpectedReply { call }),
         }
     }

@@ -14,6 +14,8 @@ pub struct FaultPlan {
     /// GSP-RM answers this RPC function with this `NV_STATUS` instead of doing it:
     /// `(function, status)`.
     pub rpc_failure: Option<(u32, u32)>,
+    /// GSP-RM does this RPC function, and its reply is lost (never sent).
+    pub lose_reply_to: Option<u32>,
     /// GSP-RM's reply to this RPC function (`GSP_RM_ALLOC` or `GSP_RM_CONTROL`) carries a
     /// parameter block 4 bytes shorter than the one it was sent.
     pub short_reply_to: Option<u32>,

@@ -469,6 +469,33 @@ fn a_vanished_device_ends_waits_and_the_close_clearly() {
 }
 
 #[test]
+fn an_allocation_whose_reply_is_lost_keeps_its_handle() {
+    use nvbare_core::rm::RmApi;
+    use nvbare_gsp::rm::classes::NV01_MEMORY_VIRTUAL;
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let device = gpu.objects().device;
+    let before = gpu.backend().live_objects();
+    g.inject(|f| f.lose_reply_to = Some(RpcFunction::GspRmAlloc.as_u32()));
+    let e = gpu
+        .backend_mut()
+        .alloc_raw(device, NV01_MEMORY_VIRTUAL, &mut [])
+        .expect_err("no reply");
+    assert!(matches!(e, GspRmError::Rpc { .. }), "{e}");
+    // GSP-RM made the object: its handle is not handed out again (GSP-RM would refuse it
+    // as a duplicate), and it is counted, to be freed with the client.
+    g.inject(|f| f.lose_reply_to = None);
+    gpu.backend_mut()
+        .alloc_raw(device, NV01_MEMORY_VIRTUAL, &mut [])
+        .unwrap_or_else(|e| panic!("a fresh handle: {e}\n{}", sim_log(gpu.backend().platform())));
+    assert_eq!(gpu.backend().live_objects(), before + 2);
+    close_clean(gpu, &g);
+}
+
+#[test]
 fn a_reply_with_a_short_parameter_block_is_an_error() {
     use nvbare_core::rm::RmApi;
     use nvbare_gsp::rm::alloc::MemoryVirtualAllocParams;

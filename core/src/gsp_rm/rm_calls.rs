@@ -44,6 +44,12 @@ impl<P: Platform> GspRm<P> {
 
     /// `GSP_RM_ALLOC` of `class` under `parent` in `client`, parameters updated from the
     /// reply.
+    ///
+    /// The handle goes back to the free list only when GSP-RM certainly did not make the
+    /// object (it refused, or the call was never sent). When the call did not complete (no
+    /// reply in time, GSP-RM halted, a reply that makes no sense) GSP-RM may have made it:
+    /// the handle is kept as a live object, freed with its client, and a channel keeps the
+    /// memory GSP-RM may be using.
     pub(super) fn alloc_raw_in(
         &mut self,
         client: Handle,
@@ -68,14 +74,17 @@ impl<P: Platform> GspRm<P> {
                 }),
                 _ => Err(GspRmError::UnexpectedReply { call }),
             });
-        // A reply of the wrong size says GSP-RM made the object.
-        let made = matches!(done, Ok(()) | Err(GspRmError::ReplySize { .. })).then_some(h);
+        let not_made = matches!(
+            done,
+            Err(GspRmError::Refused { .. } | GspRmError::Encode { .. })
+        );
+        let made = (!not_made).then_some(h);
         self.channels
             .allocated(&mut self.mm, made, parent, class, params);
-        if made.is_some() {
-            self.handles.record(h, parent, class);
-        } else {
+        if not_made {
             self.handles.release(h);
+        } else {
+            self.handles.record(h, parent, class);
         }
         done.map(|()| h)
     }

@@ -402,6 +402,13 @@ impl Rm {
             LogMessage::Rpc,
             &[u64::from(h.function), u64::from(status.0)],
         );
+        if cx.faults.lose_reply_to == Some(h.function) {
+            cx.log.warn(
+                "fault",
+                format!("RPC function {} done; its reply is lost", h.function),
+            );
+            return;
+        }
         if cx.faults.short_reply_to == Some(h.function) {
             shorten_params(cx, h.function, &mut payload);
         }

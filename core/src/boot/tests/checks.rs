@@ -49,6 +49,23 @@ fn wpr2_left_up_is_recovered_by_reset_or_named() {
     .unwrap();
     assert!(gsp.report().reset_for_wpr2);
     assert_eq!(gsp.platform().seen().resets, 1);
+    assert!(!gsp.platform().seen().master_while_wpr2_up);
+    drop(gsp);
+
+    // Bus mastering left on by an earlier user goes off until WPR2 is down.
+    let gsp = boot_fake(
+        Script {
+            wpr2_up: true,
+            command_at_start: 6,
+            ..Script::default()
+        },
+        &files,
+    )
+    .unwrap();
+    assert!(
+        !gsp.platform().seen().master_while_wpr2_up,
+        "bus mastering on while an earlier boot's GSP may run"
+    );
     drop(gsp);
 
     let (e, text, _) = fails(

@@ -82,6 +82,8 @@ pub struct Script {
     pub lose_reply_to: Option<u32>,
     pub no_halt: bool,
     pub log_words: u64,
+    /// `PCI_COMMAND` as an earlier user left it.
+    pub command_at_start: u32,
 }
 
 impl Default for Script {
@@ -119,6 +121,7 @@ impl Default for Script {
             bad_write_ptr_with: None,
             no_halt: false,
             log_words: 0,
+            command_at_start: 0,
         }
     }
 }
@@ -131,6 +134,9 @@ pub struct Seen {
     pub falcon_os: u32,
     pub doorbells: u32,
     pub resets: u32,
+    /// Bus mastering was on while WPR2 was up before our COT message (an earlier boot's GSP
+    /// could write memory).
+    pub master_while_wpr2_up: bool,
     pub wpr_meta: Vec<u8>,
     pub system_info: Vec<u8>,
 }
@@ -200,6 +206,7 @@ impl Clock for FakeClock {
 
 impl FakePlatform {
     pub fn new(script: Script) -> Self {
+        let command = script.command_at_start;
         let wpr2 = if script.wpr2_up {
             (0x0008_f000, 0x0008_f100)
         } else {
@@ -223,7 +230,7 @@ impl FakePlatform {
                 cpuctl: 0,
                 mailbox: (0, 0),
                 gsp: None,
-                command: 0,
+                command,
                 deferred: Vec::new(),
                 pages: HashMap::new(),
                 allocs: HashMap::new(),
@@ -416,7 +423,12 @@ impl Bar0 for FakePlatform {
             0xa00 => d.script.boot42,
             FB_MIB => d.script.fb_mib,
             WPR2_LO => d.wpr2.0,
-            WPR2_HI => d.wpr2.1,
+            WPR2_HI => {
+                if d.wpr2.1 != 0 && d.command & 4 != 0 && d.seen.cot.is_none() {
+                    d.seen.master_while_wpr2_up = true;
+                }
+                d.wpr2.1
+            }
             o if o == d.fsp_scratch() => {
                 if d.script.fsp_never_ready {
                     0x7
@@ -573,7 +585,11 @@ impl Platform for FakePlatform {
 
     fn config_write(&self, offset: u16, _: u8, value: u32) -> Result<(), PlatformError> {
         if offset == 0x04 {
-            self.dev.borrow_mut().command = value;
+            let mut d = self.dev.borrow_mut();
+            if d.wpr2.1 != 0 && value & 4 != 0 && d.seen.cot.is_none() {
+                d.seen.master_while_wpr2_up = true;
+            }
+            d.command = value;
         }
         Ok(())
     }

@@ -30,7 +30,9 @@ use crate::units;
 pub const BAR0_BUS: u64 = 0xa000_0000;
 /// BAR3's bus address.
 pub const BAR3_BUS: u64 = 0xb000_0000;
-/// BAR1's bus address (above every host-memory bus address the simulator hands out).
+/// BAR1's bus address: the end of the host-memory bus window
+/// ([`SYSMEM_BUS_END`](crate::memory::SYSMEM_BUS_END)), so no host-memory bus address reaches
+/// VRAM.
 pub const BAR1_BUS: u64 = 0x80_0000_0000;
 /// Distance between the BAR1s of consecutive GPUs sharing one host memory.
 pub const BAR_STRIDE: u64 = 0x40_0000_0000;

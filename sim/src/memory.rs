@@ -17,7 +17,11 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+
+use nvbare_mmu::VaAllocator;
+
+use crate::device::BAR1_BUS;
 
 /// A device access that reached no memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -255,10 +259,15 @@ struct Region {
     map: Mapping,
     /// The allocation's id (what `free` takes).
     id: u64,
+    /// Bytes of bus space taken for it (the mapping and the guard after it).
+    bus_len: u64,
 }
 
-/// First bus address handed out for host memory: 4 GiB, clear of the BARs.
+/// First bus address handed out for host memory: 4 GiB, clear of the 32-bit BARs.
 pub const SYSMEM_BUS_BASE: u64 = 0x1_0000_0000;
+/// End (exclusive) of the host-memory bus window: the first GPU's BAR1, so a host-memory bus
+/// address can never be one that reaches VRAM.
+pub const SYSMEM_BUS_END: u64 = BAR1_BUS;
 /// Guard between two allocations' bus ranges, so an access that runs off the end of one
 /// faults instead of landing in the next.
 const BUS_GUARD: u64 = 0x10_0000;
@@ -268,7 +277,11 @@ const BUS_GUARD: u64 = 0x10_0000;
 pub struct SysMem {
     /// Regions by bus address of byte 0.
     regions: RwLock<BTreeMap<u64, Arc<Region>>>,
-    next_bus: AtomicU64,
+    /// Free bus space of the window `[SYSMEM_BUS_BASE, SYSMEM_BUS_END)`; freed ranges are
+    /// reused.
+    bus_space: Mutex<VaAllocator>,
+    /// The window `bus_space` covers.
+    window: (u64, u64),
     next_id: AtomicU64,
     /// The BAR1 windows of the devices on this bus: a bus address inside one reaches that
     /// device's VRAM (peer-to-peer through BAR1, as tinygrad maps another GPU's memory).
@@ -303,20 +316,47 @@ pub struct SysAlloc {
 }
 
 impl SysMem {
-    /// Empty: no DMA mappings.
+    /// Empty: no DMA mappings; host memory gets bus addresses in
+    /// `[SYSMEM_BUS_BASE, SYSMEM_BUS_END)`.
     pub fn new() -> SysMem {
+        Self::with_window(SYSMEM_BUS_BASE, SYSMEM_BUS_END)
+    }
+
+    /// Empty, handing out bus addresses in `[base, end)` (both 4 KiB aligned, `base < end`).
+    fn with_window(base: u64, end: u64) -> SysMem {
+        // PANIC: callers pass constants (or test windows) that are aligned and non-empty.
+        let bus_space = VaAllocator::new(base, end - base).expect("a valid host-memory window");
         SysMem {
             regions: RwLock::new(BTreeMap::new()),
-            next_bus: AtomicU64::new(SYSMEM_BUS_BASE),
+            bus_space: Mutex::new(bus_space),
+            window: (base, end),
             next_id: AtomicU64::new(1),
             bars: RwLock::new(Vec::new()),
         }
     }
 
-    /// Puts a device's BAR1 (`size` bytes at bus address `base`, VRAM 1:1) on the bus.
+    /// Puts a device's BAR1 (`size` bytes at bus address `base`, VRAM 1:1) on the bus
+    /// (replacing one at the same base).
+    ///
+    /// # Panics
+    /// If the window overlaps the host-memory window or another device's BAR1: a bus address
+    /// must reach one memory only.
     pub fn attach_bar(&self, base: u64, size: u64, vram: Arc<Vram>) {
+        let end = base.checked_add(size).expect("BAR1 window wraps the bus");
+        let overlaps = |b: u64, e: u64| base < e && b < end;
+        let (wb, we) = self.window;
+        assert!(
+            !overlaps(wb, we),
+            "BAR1 [{base:#x}, {end:#x}) overlaps the host-memory bus window [{wb:#x}, {we:#x})"
+        );
         let mut b = self.bars.write().unwrap_or_else(|p| p.into_inner());
         b.retain(|w| w.base != base);
+        if let Some(w) = b.iter().find(|w| overlaps(w.base, w.base + w.size)) {
+            panic!(
+                "BAR1 [{base:#x}, {end:#x}) overlaps another device's BAR1 at {:#x}",
+                w.base
+            );
+        }
         b.push(BarWindow { base, size, vram });
     }
 
@@ -336,16 +376,43 @@ impl SysMem {
     }
 
     /// Allocates `len` bytes (rounded up to 4 KiB) of zeroed host memory and maps it for DMA
-    /// at a fresh bus address range.
+    /// at a free bus address range of the host-memory window (an error when it is full).
     pub fn alloc(&self, len: usize) -> std::io::Result<SysAlloc> {
         let len = len.max(1).next_multiple_of(4096);
-        let map = Mapping::new(len)?;
-        let ptr = map.ptr.as_ptr();
+        // CAST: usize is 64 bits on the hosts the simulator runs on.
+        let bus_len = (len as u64).checked_add(BUS_GUARD).ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::OutOfMemory, "allocation too large")
+        })?;
         let bus = self
-            .next_bus
-            .fetch_add(len as u64 + BUS_GUARD, Ordering::Relaxed);
+            .bus_space
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .alloc(bus_len, 4096)
+            .map_err(|e| {
+                std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    format!(
+                        "the simulated bus has no room for {len} bytes of host memory in \
+                         [{:#x}, {:#x}): {e}",
+                        self.window.0, self.window.1
+                    ),
+                )
+            })?;
+        let map = match Mapping::new(len) {
+            Ok(m) => m,
+            Err(e) => {
+                self.free_bus(bus, bus_len);
+                return Err(e);
+            }
+        };
+        let ptr = map.ptr.as_ptr();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let region = Arc::new(Region { bus, map, id });
+        let region = Arc::new(Region {
+            bus,
+            map,
+            id,
+            bus_len,
+        });
         self.regions
             .write()
             .unwrap_or_else(|p| p.into_inner())
@@ -353,11 +420,28 @@ impl SysMem {
         Ok(SysAlloc { id, bus, len, ptr })
     }
 
-    /// Unmaps allocation `id` from the bus and frees it; false if there is none.
+    /// Unmaps allocation `id` from the bus and frees it (its bus range may be handed out
+    /// again); false if there is none.
     pub fn free(&self, id: u64) -> bool {
         let mut r = self.regions.write().unwrap_or_else(|p| p.into_inner());
         let key = r.iter().find(|(_, reg)| reg.id == id).map(|(k, _)| *k);
-        key.and_then(|k| r.remove(&k)).is_some()
+        let Some(region) = key.and_then(|k| r.remove(&k)) else {
+            return false;
+        };
+        drop(r);
+        self.free_bus(region.bus, region.bus_len);
+        true
+    }
+
+    fn free_bus(&self, bus: u64, len: u64) {
+        let freed = self
+            .bus_space
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .free(bus, len);
+        // Only ranges this allocator handed out come back, each once: a region leaves the map
+        // (under its lock) before its range is freed.
+        debug_assert!(freed.is_ok(), "bus range {bus:#x}+{len:#x}: {freed:?}");
     }
 
     /// Bytes currently mapped, and the number of mappings (for leak checks).
@@ -562,6 +646,59 @@ mod tests {
         assert!(sys.read(a.bus, &mut out).is_err(), "unmapped memory faults");
         assert!(!sys.free(a.id));
         assert_eq!(sys.mapped().1, 1);
+    }
+
+    #[test]
+    fn host_memory_bus_ranges_are_reused_and_never_reach_bar1() {
+        let sys = SysMem::new();
+        let first = sys.alloc(1 << 30).unwrap();
+        assert!(sys.free(first.id));
+        // 600 GiB allocated and freed in turn: more than the window below BAR1 holds.
+        for _ in 0..600 {
+            let a = sys.alloc(1 << 30).unwrap();
+            assert!(a.bus >= SYSMEM_BUS_BASE && a.bus + (1 << 30) <= SYSMEM_BUS_END);
+            assert_eq!(a.bus, first.bus, "a freed bus range is handed out again");
+            assert!(sys.free(a.id));
+        }
+        assert_eq!(sys.mapped(), (0, 0));
+    }
+
+    #[test]
+    fn a_full_host_memory_window_is_an_error_until_something_is_freed() {
+        let base = SYSMEM_BUS_BASE;
+        let sys = SysMem::with_window(base, base + 2 * (0x1000 + BUS_GUARD));
+        let a = sys.alloc(0x1000).unwrap();
+        let b = sys.alloc(0x1000).unwrap();
+        assert_eq!(
+            b.bus,
+            a.bus + 0x1000 + BUS_GUARD,
+            "the guard lies between them"
+        );
+        let full = sys.alloc(0x1000).unwrap_err();
+        assert_eq!(full.kind(), std::io::ErrorKind::OutOfMemory);
+        assert!(full.to_string().contains("no room"), "{full}");
+        assert!(sys.free(a.id));
+        assert_eq!(sys.alloc(0x1000).unwrap().bus, a.bus);
+    }
+
+    #[test]
+    #[should_panic(expected = "overlaps the host-memory bus window")]
+    fn a_bar1_inside_the_host_memory_window_is_refused() {
+        let sys = SysMem::new();
+        sys.attach_bar(
+            SYSMEM_BUS_END - (1 << 30),
+            2 << 30,
+            Arc::new(Vram::new(2 << 30).unwrap()),
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "overlaps another device's BAR1")]
+    fn overlapping_bar1s_are_refused() {
+        let sys = SysMem::new();
+        let vram = Arc::new(Vram::new(1 << 30).unwrap());
+        sys.attach_bar(0x80_0000_0000, 2 << 30, vram.clone());
+        sys.attach_bar(0x80_4000_0000, 1 << 30, vram);
     }
 
     #[test]

@@ -386,17 +386,23 @@ fn a_second_client_of_one_remote_gpu_is_refused_by_the_lock() {
         ..RemoteOptions::default()
     };
     let _r = Remote::connect_with(&server.addr, &opts).unwrap();
-    let second = Server::start(Faults::default());
-    // Same lock name only for the same HOST:PORT:N; fake it by pointing at the first's file.
-    let first_port = server.addr.rsplit_once(':').unwrap().1;
-    let second_port = second.addr.rsplit_once(':').unwrap().1;
-    let held = dir
-        .path()
-        .join(format!("nv_remote:127.0.0.1:{first_port}:7.lock"));
-    std::fs::hard_link(
-        &held,
+    assert!(
         dir.path()
+            .join(format!(
+                "nv_remote:127.0.0.1:{}:7.lock",
+                server.addr.rsplit_once(':').unwrap().1
+            ))
+            .exists(),
+        "the first client holds tinygrad's lock file"
+    );
+    // The same lock name only for the same HOST:PORT:N: a second server's lock, taken here as
+    // another client (tinygrad) would.
+    let second = Server::start(Faults::default());
+    let second_port = second.addr.rsplit_once(':').unwrap().1;
+    let _held = crate::lock::DeviceLock::acquire(
+        &dir.path()
             .join(format!("nv_remote:127.0.0.1:{second_port}:7.lock")),
+        "remote GPU",
     )
     .unwrap();
     let m = Remote::connect_with(&second.addr, &opts)

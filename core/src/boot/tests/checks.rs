@@ -263,6 +263,15 @@ fn every_lockdown_check_fails_clearly() {
             ],
         ),
         (
+            // Written as lockdown drops: only the re-read after the wait sees it
+            // (kgspBootstrap_GH100 reads MAILBOX0 again after the wait).
+            Script {
+                fmc_error_on_release: Some(0x31),
+                ..Script::default()
+            },
+            &["GSP-FMC reported error code 0x31", "MAILBOX0"],
+        ),
+        (
             Script {
                 riscv_not_running: true,
                 ..Script::default()

@@ -64,6 +64,8 @@ pub struct Script {
     /// The boot-args address sits in MAILBOX0/1 while locked (not an error).
     pub mailbox_holds_boot_args: bool,
     pub fmc_error: Option<u32>,
+    /// An FMC error code that appears in MAILBOX0 only as lockdown is released.
+    pub fmc_error_on_release: Option<u32>,
     pub riscv_not_running: bool,
     pub gsp_silent: bool,
     pub no_init_done: bool,
@@ -106,6 +108,7 @@ impl Default for Script {
             lockdown_reads: 3,
             mailbox_holds_boot_args: false,
             fmc_error: None,
+            fmc_error_on_release: None,
             riscv_not_running: false,
             gsp_silent: false,
             no_init_done: false,
@@ -383,7 +386,7 @@ impl Device {
         if !self.released {
             self.released = true;
             self.mailbox = (0, 0);
-            if let Some(code) = self.script.fmc_error {
+            if let Some(code) = self.script.fmc_error.or(self.script.fmc_error_on_release) {
                 self.mailbox = (code, 0);
             }
             if !self.script.riscv_not_running {

@@ -197,7 +197,12 @@ impl Channels {
     /// The doorbell token of channel `h` from GSP-RM's work-submit token (its channel id).
     pub fn token(&self, h: Handle, rm_token: u32, arch: Arch) -> Result<u32, GspRmError> {
         let c = self.get(h).ok_or(GspRmError::UnknownChannel(h))?;
-        let runlist = self.runlist_of(c.engine_type).unwrap_or(0);
+        let runlist = self
+            .runlist_of(c.engine_type)
+            .ok_or(GspRmError::UnknownRunlist {
+                channel: h,
+                engine_type: c.engine_type,
+            })?;
         Ok((rm_token & 0xffff) | runlist << 16 | doorbell_bits(arch))
     }
 
@@ -267,6 +272,25 @@ mod tests {
             1 << 30 | 3 << 16 | 5
         );
         assert!(c.token(0x12, 5, Arch::Hopper).is_err());
+        // A channel on an engine the device info table did not list has no token.
+        c.channels.insert(
+            0x13,
+            ChannelRecord {
+                engine_type: 0x0c,
+                memory,
+            },
+        );
+        let e = c.token(0x13, 5, Arch::Hopper).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                GspRmError::UnknownRunlist {
+                    channel: 0x13,
+                    engine_type: 0x0c
+                }
+            ),
+            "{e:?}"
+        );
         assert!(is_gpfifo(cls::HOPPER_CHANNEL_GPFIFO_A));
         assert!(!is_gpfifo(cls::KEPLER_CHANNEL_GPFIFO_A));
         assert!(is_compute(cls::BLACKWELL_COMPUTE_B));

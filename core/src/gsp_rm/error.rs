@@ -177,6 +177,19 @@ pub enum GspRmError {
     /// A channel the RM emulation did not allocate.
     #[error("channel {0:#x} was not allocated through this GSP-RM")]
     UnknownChannel(Handle),
+    /// GSP-RM's device info table listed no runlist for a channel's engine, so its doorbell
+    /// token cannot be made (a token for runlist 0 would ring another engine's channel).
+    #[error(
+        "channel {channel:#x} runs on engine type {engine_type:#x}, for which GSP-RM's device \
+         info table (NV2080_CTRL_CMD_FIFO_GET_DEVICE_INFO_TABLE) lists no runlist; allocate \
+         the channel on an engine the GPU has"
+    )]
+    UnknownRunlist {
+        /// The channel.
+        channel: Handle,
+        /// Its `NV2080_ENGINE_TYPE`.
+        engine_type: u32,
+    },
     /// The device no longer answers.
     #[error(
         "the GPU no longer answers (BAR0 reads 0xffffffff): it was removed or reset; check \

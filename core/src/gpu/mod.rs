@@ -551,15 +551,26 @@ impl<B: Backend> Gpu<B> {
         self.sync()?;
         let buf = self.alloc(total, Placement::Vram, false)?;
         let mut pb = PushBuffer::new();
-        compute::set_local_memory(
+        let submitted = compute::set_local_memory(
             &mut pb,
             &LocalMemory {
                 va: buf.gpu_va(),
                 bytes_per_tpc: per_tpc,
                 total_bytes: total,
             },
-        )?;
-        let f = self.submit(Engine::Compute, pb)?;
+        )
+        .map_err(GpuError::from)
+        .and_then(|()| self.submit(Engine::Compute, pb));
+        let f = match submitted {
+            Ok(f) => f,
+            Err(e) => {
+                // Never submitted: the GPU does not know the buffer.
+                self.free(buf);
+                return Err(e);
+            }
+        };
+        // A failed wait keeps the buffer (the GPU may already use it as local memory, and
+        // the old one too): it stays allocated until the backend closes.
         self.wait(f)?;
         if let Some((old, _)) = self.local.replace((buf, want)) {
             self.free(old);

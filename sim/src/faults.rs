@@ -33,4 +33,7 @@ pub struct FaultPlan {
     pub channel_stall: bool,
     /// The copy engine is switched off: copies never run and never complete.
     pub copy_engine_off: bool,
+    /// GSP-RM's device info table never ends: every `GET_DEVICE_INFO_TABLE` answers a full
+    /// page of entries with `bMore` set.
+    pub endless_device_info: bool,
 }

@@ -309,6 +309,31 @@ fn a_failed_set_page_directory_fails_binding_the_va_space() {
 }
 
 #[test]
+fn a_device_info_table_without_end_is_an_error() {
+    let faults = FaultPlan {
+        endless_device_info: true,
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gh100, faults) else {
+        return;
+    };
+    let OpenError::Gpu(g) = &e else {
+        panic!("not a GPU-layer error: {e}")
+    };
+    assert!(
+        matches!(
+            &**g,
+            GpuError::Backend {
+                source: GspRmError::DeviceInfoTableTooLong { entries: 256 },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    says(&e, &["MAX_DEVICES = 256"]);
+}
+
+#[test]
 fn an_fsp_error_fails_the_boot_clearly() {
     let faults = FaultPlan {
         fsp_error: Some(0x9f),

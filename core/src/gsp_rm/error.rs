@@ -190,6 +190,18 @@ pub enum GspRmError {
         /// Its `NV2080_ENGINE_TYPE`.
         engine_type: u32,
     },
+    /// GSP-RM's device info table went on (`bMore`) past the
+    /// `NV2080_CTRL_FIFO_GET_DEVICE_INFO_TABLE_MAX_DEVICES` entries it can have.
+    #[error(
+        "GSP-RM's device info table (NV2080_CTRL_CMD_FIFO_GET_DEVICE_INFO_TABLE) still had \
+         more after {entries} entries, past its maximum of \
+         NV2080_CTRL_FIFO_GET_DEVICE_INFO_TABLE_MAX_DEVICES = 256; the firmware is not the \
+         570.144 GSP-RM or is misbehaving: reset the GPU and check the firmware files"
+    )]
+    DeviceInfoTableTooLong {
+        /// Entries read.
+        entries: u32,
+    },
     /// The device no longer answers.
     #[error(
         "the GPU no longer answers (BAR0 reads 0xffffffff): it was removed or reset; check \

@@ -36,7 +36,7 @@ use nvbare_gsp::rm::alloc::{ChannelAllocParams, DeviceAllocParams, VaSpaceAllocP
 use nvbare_gsp::rm::alloc_flags::{device_va_mode, vaspace_flags};
 use nvbare_gsp::rm::ctrl::channel::set_page_directory_flags as spd;
 use nvbare_gsp::rm::ctrl::cmd;
-use nvbare_gsp::rm::ctrl::subdevice::FifoDeviceInfoTableParams;
+use nvbare_gsp::rm::ctrl::subdevice::{DEVICE_INFO_TABLE_MAX_DEVICES, FifoDeviceInfoTableParams};
 use nvbare_gsp::rpc::commands::Command;
 use nvbare_gsp::rpc::events::GspMessage;
 
@@ -378,7 +378,9 @@ impl<P: Platform> Backend for GspRm<P> {
         self.device = device;
         self.subdevice = subdevice;
         let mut base = 0;
-        loop {
+        // Bounded by the table's size in ctrl2080fifo.h: a GSP-RM that keeps saying bMore
+        // past it is answered with an error, not followed forever.
+        while base < DEVICE_INFO_TABLE_MAX_DEVICES {
             let mut t = FifoDeviceInfoTableParams {
                 base_index: base,
                 ..Default::default()
@@ -392,6 +394,7 @@ impl<P: Platform> Backend for GspRm<P> {
                 return Ok(());
             }
         }
+        Err(GspRmError::DeviceInfoTableTooLong { entries: base })
     }
 
     fn vaspace_params(&self) -> VaSpaceAllocParamsV570 {

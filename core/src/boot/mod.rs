@@ -250,7 +250,12 @@ pub fn boot<P: Platform>(
 fn failure(stage: Stage, kind: BootErrorKind, rpc: Option<&GspRpc>) -> BootError {
     let (kind, diagnostics) = match kind {
         BootErrorKind::Rpc(mut e) => {
-            let d = core::mem::take(&mut e.diagnostics);
+            let mut d = core::mem::take(&mut e.diagnostics);
+            if d.is_empty() {
+                // A refusal carries none (they are read only for real failures); a failed
+                // boot shows them.
+                d = rpc.map_or_else(GspDiagnostics::default, GspRpc::diagnostics);
+            }
             (BootErrorKind::Rpc(e), d)
         }
         other => (

@@ -52,7 +52,11 @@ pub fn run<P: Platform>(
     match rpc.on(&*p).call_within(&unload, timeouts.rpc_reply_ns) {
         Ok(_) => report.unloaded = true,
         Err(mut e) => {
-            let diagnostics = core::mem::take(&mut e.diagnostics);
+            let mut diagnostics = core::mem::take(&mut e.diagnostics);
+            if diagnostics.is_empty() {
+                // A refusal carries none: read them for the report.
+                diagnostics = rpc.diagnostics();
+            }
             first_error = Some(BootError {
                 stage: Stage::Teardown,
                 kind: BootErrorKind::Rpc(e),

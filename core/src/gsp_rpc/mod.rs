@@ -212,11 +212,16 @@ impl GspRpc {
         self.waited_ns
     }
 
+    /// An error for `kind`, with the diagnostics read now, except for a plain refusal
+    /// ([`RpcErrorKind::Failed`]: GSP-RM did the call and answered with a status, so its
+    /// logs tell nothing more, and reading 5 × 64 KiB of them would cost every refused
+    /// call; whoever needs them asks [`Self::diagnostics`]).
     fn error(&self, kind: RpcErrorKind) -> RpcError {
-        RpcError {
-            kind,
-            diagnostics: self.diagnostics.collect(),
-        }
+        let diagnostics = match kind {
+            RpcErrorKind::Failed { .. } => GspDiagnostics::default(),
+            _ => self.diagnostics.collect(),
+        };
+        RpcError { kind, diagnostics }
     }
 
     fn push_event(&mut self, e: GspEvent) {

@@ -288,6 +288,32 @@ fn an_mmu_fault_during_a_wait_is_a_typed_report() {
 }
 
 #[test]
+fn a_long_compute_wait_asks_the_debugger_only_now_and_then() {
+    let c = GpuConfig {
+        fault_poll_ns: 1_000_000,
+        ..config()
+    };
+    let mut gpu = open_with(TestBackend::new(), c);
+    let k = gpu.load(SM90, "empty_kernel").unwrap();
+    gpu.backend().gpu().running = false;
+    let f = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    let asked = |gpu: &nvbare_core::gpu::Gpu<TestBackend>| {
+        gpu.backend()
+            .calls
+            .iter()
+            .filter(|c| c.cmd() == Some(cmd::NV83DE_DEBUG_READ_MMU_FAULT_INFO))
+            .count()
+    };
+    let before = asked(&gpu);
+    let e = gpu.wait_for(f, 100_000_000).unwrap_err();
+    assert!(e.is_timeout(), "{e}");
+    // At most 100 slices of 1 ms: the debugger every 20th, and once for the timeout's report
+    // (it was asked every slice).
+    let n = asked(&gpu) - before;
+    assert!((1..=6).contains(&n), "the debugger was asked {n} times");
+}
+
+#[test]
 fn a_fault_the_backend_learns_of_ends_the_wait_too() {
     let mut gpu = open();
     let k = gpu.load(SM90, "empty_kernel").unwrap();

@@ -56,7 +56,8 @@ pub struct GpuConfig {
     pub arena: u64,
     /// How long any wait may last before it is reported as a stall (ns).
     pub timeout_ns: u64,
-    /// How often a long compute wait asks whether the channel faulted (ns).
+    /// How often a long compute wait asks whether the channel faulted (ns): the backend's
+    /// events every slice, the debugger's error states every 20th.
     pub fault_poll_ns: u64,
     /// Where the shared-memory window sits in the GPU VA space (above any buffer).
     pub shared_window: u64,

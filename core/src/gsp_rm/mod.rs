@@ -491,6 +491,9 @@ impl<P: Platform> Backend for GspRm<P> {
             .poll()
             .map_err(|e| GspRmError::Events(Box::new(e)))?;
         let events: Vec<_> = self.gsp.rpc_state().drain_events().collect();
-        Ok(events::fault_report(events))
+        let channels = &self.channels;
+        Ok(events::fault_report(events, |chid, runlist, engine| {
+            channels.owns(chid, runlist, engine)
+        }))
     }
 }

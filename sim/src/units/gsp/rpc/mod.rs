@@ -198,7 +198,8 @@ impl Rm {
                     p.busy = true;
                     cx.log.warn("gsp", format!("command dropped: {e}"));
                     self.log(cx, "LOGRM", LogMessage::BadCommand, &[]);
-                    if matches!(e, BadCommand::Bus(_)) {
+                    // Nothing was consumed: reading on would find the same.
+                    if matches!(e, BadCommand::Bus(_) | BadCommand::WritePtr { .. }) {
                         break;
                     }
                 }

@@ -250,6 +250,7 @@ impl<B: Backend> Gpu<B> {
         let bank = &mut bytes[qmd_len as usize..];
         let mut qmd = if reuse {
             // Same shape: only bank 0's address and the parameters differ.
+            // PANIC: `reuse` is true only when `t` is `Some`.
             let t = t.as_ref().expect("checked above");
             let mut qmd = t.qmd.clone();
             qmd.set_constant_buffer(ConstantBuffer {

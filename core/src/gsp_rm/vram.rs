@@ -99,7 +99,8 @@ fn pramin_write(bar0: &impl Bar0, pa: u64, words: impl Iterator<Item = u64>) {
         let at = pa + 8 * i as u64;
         if at < base || at + 8 > base + u64::from(PRAMIN_SIZE) {
             base = at & !(PRAMIN_STEP - 1);
-            // CAST: VRAM addresses >> 16 fit the 23-bit BASE field for any VRAM below 512 GiB.
+            // CAST: VRAM addresses >> 16 fit the BASE field for any VRAM below 256 GiB on GH100
+            // (BASE is 21:0 there, gh100 pri_nv_xal_ep.h) and 512 GiB on GB10x (22:0).
             XalEpBar0Window::default()
                 .with_base((base >> 16) as u32)
                 .write(bar0);

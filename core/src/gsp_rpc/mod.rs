@@ -368,7 +368,8 @@ impl<P: Platform> Rpc<'_, P> {
         self.wait(Want::Event(event), timeout_ns)
     }
 
-    /// Handles whatever GSP-RM has sent, without waiting; returns how many messages.
+    /// Handles whatever GSP-RM has sent, without waiting; returns how many events it
+    /// queued (or dropped for want of room): replies to calls are handled, not counted.
     pub fn poll(&mut self) -> Result<usize, RpcError> {
         let before = self.rpc.events.len() + self.rpc.dropped_events as usize;
         match self.pump(Want::Nothing) {

@@ -114,10 +114,9 @@ impl Channels {
             (Some(pa), _) => desc(pa, USERD_SIZE as u64, ADDR_FBMEM),
             (None, Some(bus)) => desc(bus, USERD_SIZE as u64, ADDR_SYSMEM),
             (None, None) => {
-                return Err(MemoryError::NoCpuWindow {
-                    pa: userd_offset,
-                    size: USERD_SIZE as u64,
-                    window: m.size,
+                return Err(MemoryError::UserdOutsideBuffer {
+                    offset: userd_offset,
+                    buffer: m.size,
                 }
                 .into());
             }

@@ -103,6 +103,17 @@ pub enum MemoryError {
         /// Bytes BAR1 reaches (0 without BAR1).
         window: u64,
     },
+    /// A channel's USERD offset lies outside the buffer given for it.
+    #[error(
+        "USERD at offset {offset:#x} lies outside its {buffer:#x}-byte buffer: a caller bug \
+         (USERD must be inside the channel's USERD buffer)"
+    )]
+    UserdOutsideBuffer {
+        /// The offset asked for.
+        offset: u64,
+        /// The buffer's size.
+        buffer: u64,
+    },
     /// A CPU access through BAR1 or PRAMIN fell outside the window.
     #[error("VRAM window: {0}")]
     Window(#[from] SharedMemError),

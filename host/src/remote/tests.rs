@@ -303,6 +303,31 @@ fn dma_memory_has_the_servers_page_addresses_and_reads_as_zero() {
 }
 
 #[test]
+fn freed_dma_memory_is_taken_again_by_an_allocation_of_its_size() {
+    let server = Server::start(Faults::default());
+    let mut r = open(&server);
+    let m = r.dma_alloc(2 * 4096, false).unwrap();
+    m.cpu.write_u32(4096, 0x1234_5678).unwrap();
+    let pages = m.bus_pages.clone();
+    let grants = server.dev.lock().unwrap().sysmem.len();
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { r.dma_free(m) };
+    let again = r.dma_alloc(2 * 4096, false).unwrap();
+    assert_eq!(again.bus_pages, pages, "the freed grant, not a new one");
+    assert_eq!(server.dev.lock().unwrap().sysmem.len(), grants);
+    assert_eq!(again.cpu.read_u32(4096).unwrap(), 0, "zeroed again");
+    // Another size, or contiguity the freed grant lacks, asks the server.
+    let other = r.dma_alloc(4096, false).unwrap();
+    assert_eq!(server.dev.lock().unwrap().sysmem.len(), grants + 1);
+    assert_eq!(r.dma_outstanding(), 2);
+    // SAFETY: as above.
+    unsafe { r.dma_free(again) };
+    // SAFETY: as above.
+    unsafe { r.dma_free(other) };
+    assert_eq!(r.dma_outstanding(), 0);
+}
+
+#[test]
 fn a_server_error_names_the_command_and_carries_its_text() {
     let server = Server::start(Faults {
         sysmem_limit: Some(8192),

@@ -251,16 +251,22 @@ impl Vram {
     }
 }
 
-/// One registered stretch of host memory.
+/// One registered stretch of host memory: all of an allocation that is contiguous on the
+/// bus, or one page of a scattered one.
 #[derive(Debug)]
 struct Region {
     /// Bus address of byte 0.
     bus: u64,
-    map: Mapping,
+    /// The allocation's memory (shared by the pages of a scattered allocation).
+    map: Arc<Mapping>,
+    /// Where the region starts in `map`, and its length.
+    offset: usize,
+    len: usize,
     /// The allocation's id (what `free` takes).
     id: u64,
-    /// Bytes of bus space taken for it (the mapping and the guard after it).
-    bus_len: u64,
+    /// The bus space taken for the whole allocation (guard included), on the region at
+    /// offset 0.
+    bus_space: Option<(u64, u64)>,
 }
 
 /// First bus address handed out for host memory: 4 GiB, clear of the 32-bit BARs.
@@ -313,6 +319,9 @@ pub struct SysAlloc {
     pub len: usize,
     /// The CPU pointer of byte 0 (valid until [`SysMem::free`]).
     pub ptr: *mut u8,
+    /// The bus address of each 4 KiB page (consecutive unless [`SysMem::alloc_scattered`]
+    /// made it).
+    pub pages: Vec<u64>,
 }
 
 impl SysMem {
@@ -378,12 +387,28 @@ impl SysMem {
     /// Allocates `len` bytes (rounded up to 4 KiB) of zeroed host memory and maps it for DMA
     /// at a free bus address range of the host-memory window (an error when it is full).
     pub fn alloc(&self, len: usize) -> std::io::Result<SysAlloc> {
-        let len = len.max(1).next_multiple_of(4096);
+        self.alloc_pages(len, true)
+    }
+
+    /// [`Self::alloc`], with each 4 KiB page at its own bus address: not consecutive (in
+    /// reverse order, a page apart), as an IOMMU may map memory that is not contiguous.
+    pub fn alloc_scattered(&self, len: usize) -> std::io::Result<SysAlloc> {
+        self.alloc_pages(len, false)
+    }
+
+    fn alloc_pages(&self, len: usize, contiguous: bool) -> std::io::Result<SysAlloc> {
+        const PAGE: usize = 4096;
+        let len = len.max(1).next_multiple_of(PAGE);
+        let too_large =
+            || std::io::Error::new(std::io::ErrorKind::OutOfMemory, "allocation too large");
         // CAST: usize is 64 bits on the hosts the simulator runs on.
-        let bus_len = (len as u64).checked_add(BUS_GUARD).ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::OutOfMemory, "allocation too large")
-        })?;
-        let bus = self
+        let span = if contiguous {
+            len as u64
+        } else {
+            (len as u64).checked_mul(2).ok_or_else(too_large)?
+        };
+        let bus_len = span.checked_add(BUS_GUARD).ok_or_else(too_large)?;
+        let base = self
             .bus_space
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -399,38 +424,69 @@ impl SysMem {
                 )
             })?;
         let map = match Mapping::new(len) {
-            Ok(m) => m,
+            Ok(m) => Arc::new(m),
             Err(e) => {
-                self.free_bus(bus, bus_len);
+                self.free_bus(base, bus_len);
                 return Err(e);
             }
         };
         let ptr = map.ptr.as_ptr();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let region = Arc::new(Region {
-            bus,
-            map,
+        let n = len / PAGE;
+        // CAST: page indices and sizes fit u64.
+        let pages: Vec<u64> = if contiguous {
+            (0..n).map(|i| base + (i * PAGE) as u64).collect()
+        } else {
+            (0..n)
+                .map(|i| base + (2 * (n - 1 - i) * PAGE) as u64)
+                .collect()
+        };
+        let mut regions = self.regions.write().unwrap_or_else(|p| p.into_inner());
+        let region = |bus, offset, len| {
+            Arc::new(Region {
+                bus,
+                map: map.clone(),
+                offset,
+                len,
+                id,
+                bus_space: (offset == 0).then_some((base, bus_len)),
+            })
+        };
+        if contiguous {
+            regions.insert(base, region(base, 0, len));
+        } else {
+            for (i, &bus) in pages.iter().enumerate() {
+                regions.insert(bus, region(bus, i * PAGE, PAGE));
+            }
+        }
+        Ok(SysAlloc {
             id,
-            bus_len,
-        });
-        self.regions
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(bus, region);
-        Ok(SysAlloc { id, bus, len, ptr })
+            bus: pages[0],
+            len,
+            ptr,
+            pages,
+        })
     }
 
     /// Unmaps allocation `id` from the bus and frees it (its bus range may be handed out
     /// again); false if there is none.
     pub fn free(&self, id: u64) -> bool {
         let mut r = self.regions.write().unwrap_or_else(|p| p.into_inner());
-        let key = r.iter().find(|(_, reg)| reg.id == id).map(|(k, _)| *k);
-        let Some(region) = key.and_then(|k| r.remove(&k)) else {
-            return false;
-        };
+        let mut space = None;
+        let mut found = false;
+        r.retain(|_, reg| {
+            if reg.id != id {
+                return true;
+            }
+            found = true;
+            space = space.or(reg.bus_space);
+            false
+        });
         drop(r);
-        self.free_bus(region.bus, region.bus_len);
-        true
+        if let Some((bus, len)) = space {
+            self.free_bus(bus, len);
+        }
+        found
     }
 
     fn free_bus(&self, bus: u64, len: u64) {
@@ -444,10 +500,13 @@ impl SysMem {
         debug_assert!(freed.is_ok(), "bus range {bus:#x}+{len:#x}: {freed:?}");
     }
 
-    /// Bytes currently mapped, and the number of mappings (for leak checks).
+    /// Bytes currently mapped, and the number of allocations (for leak checks).
     pub fn mapped(&self) -> (u64, usize) {
         let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
-        (r.values().map(|x| x.map.len as u64).sum(), r.len())
+        (
+            r.values().map(|x| x.len as u64).sum(),
+            r.values().filter(|x| x.offset == 0).count(),
+        )
     }
 
     fn region(
@@ -466,11 +525,12 @@ impl SysMem {
         let off = addr - reg.bus;
         if off
             .checked_add(len as u64)
-            .is_none_or(|end| end > reg.map.len as u64)
+            .is_none_or(|end| end > reg.len as u64)
         {
             return Err(fault);
         }
-        Ok((reg.clone(), off as usize))
+        // CAST: below the region's length, a usize.
+        Ok((reg.clone(), reg.offset + off as usize))
     }
 
     /// Reads `out.len()` bytes at bus address `addr` (one mapping, or one device's BAR1,
@@ -505,27 +565,32 @@ impl SysMem {
     /// Reads `out.len()` bytes at byte `offset` of allocation `id` (the remote protocol's
     /// SYSMEM_READ).
     pub fn read_alloc(&self, id: u64, offset: u64, out: &mut [u8]) -> Result<(), BusFault> {
-        let bus = self.bus_of(id).ok_or(BusFault::Iommu {
+        let bus = self.bus_at(id, offset).ok_or(BusFault::Iommu {
             addr: offset,
             len: out.len() as u64,
             access: Access::Read,
         })?;
-        self.read(bus + offset, out)
+        self.read(bus, out)
     }
 
     /// Writes `data` at byte `offset` of allocation `id` (the remote protocol's SYSMEM_WRITE).
     pub fn write_alloc(&self, id: u64, offset: u64, data: &[u8]) -> Result<(), BusFault> {
-        let bus = self.bus_of(id).ok_or(BusFault::Iommu {
+        let bus = self.bus_at(id, offset).ok_or(BusFault::Iommu {
             addr: offset,
             len: data.len() as u64,
             access: Access::Write,
         })?;
-        self.write(bus + offset, data)
+        self.write(bus, data)
     }
 
-    fn bus_of(&self, id: u64) -> Option<u64> {
+    /// The bus address of byte `offset` of allocation `id` (in the page that holds it).
+    fn bus_at(&self, id: u64, offset: u64) -> Option<u64> {
         let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
-        r.values().find(|reg| reg.id == id).map(|reg| reg.bus)
+        r.values().find_map(|reg| {
+            // CAST: region offsets and lengths fit u64.
+            let rel = offset.checked_sub(reg.offset as u64)?;
+            (reg.id == id && rel < reg.len as u64).then_some(reg.bus + rel)
+        })
     }
 }
 
@@ -661,6 +726,33 @@ mod tests {
             assert!(sys.free(a.id));
         }
         assert_eq!(sys.mapped(), (0, 0));
+    }
+
+    #[test]
+    fn scattered_host_memory_has_a_bus_address_per_page_and_faults_between_them() {
+        let sys = SysMem::new();
+        let a = sys.alloc_scattered(3 * 4096).unwrap();
+        assert_eq!(a.pages.len(), 3);
+        assert_eq!(a.bus, a.pages[0]);
+        assert!(
+            a.pages.windows(2).all(|w| w[1] + 2 * 4096 == w[0]),
+            "{:x?}",
+            a.pages
+        );
+        sys.write(a.pages[1] + 8, &[7]).unwrap();
+        let mut b = [0u8; 1];
+        sys.read_alloc(a.id, 4096 + 8, &mut b).unwrap();
+        assert_eq!(b, [7], "page 1 is bytes 4096.. of the allocation");
+        let mut two = [0u8; 2];
+        assert!(
+            sys.read(a.pages[2] + 4095, &mut two).is_err(),
+            "no page follows on the bus"
+        );
+        assert_eq!(sys.mapped(), (3 * 4096, 1));
+        assert!(sys.free(a.id));
+        assert_eq!(sys.mapped(), (0, 0));
+        let c = sys.alloc(4096).unwrap();
+        assert_eq!(c.pages, [c.bus]);
     }
 
     #[test]

@@ -299,11 +299,7 @@ impl SimGpu {
             BAR1_BUS + shift,
             BAR3_BUS + u64::from(index) * BAR3_STRIDE,
         ];
-        let bus = Bus {
-            vram: Arc::new(vram),
-            sysmem,
-            bar1: (bars[1], spec.bar1_size),
-        };
+        let bus = Bus::new(Arc::new(vram), sysmem, (bars[1], spec.bar1_size));
         // Peers on the same bus reach this device's VRAM through its BAR1.
         bus.sysmem
             .attach_bar(bars[1], spec.bar1_size, bus.vram.clone());
@@ -434,12 +430,10 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return false;
         }
-        let ok = self
-            .inner
-            .lock()
-            .config
-            .write(offset, size, value)
-            .is_some();
+        let mut st = self.inner.lock();
+        let ok = st.config.write(offset, size, value).is_some();
+        self.inner.bus.set_bus_master(st.config.bus_master());
+        drop(st);
         self.inner.kick();
         ok
     }
@@ -449,6 +443,7 @@ impl SimGpu {
     pub fn reset(&self) {
         let mut st = self.inner.lock();
         st.config.reset();
+        self.inner.bus.set_bus_master(st.config.bus_master());
         st.world = World::default();
         st.units = units::all(self.inner.spec);
         st.world.signals.push_back(Signal::Reset);

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use nvbare_mmu::VaAllocator;
@@ -32,6 +32,20 @@ pub enum BusFault {
          mapping covers"
     )]
     Iommu {
+        /// Bus address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+        /// Read or write.
+        access: Access,
+    },
+    /// A device access to a bus address (host memory, a BAR1) while bus mastering is off in
+    /// `PCI_COMMAND`: a device that may not master the bus performs no DMA.
+    #[error(
+        "device {access} of {len} bytes at bus address {addr:#x} while bus mastering is off \
+         (PCI_COMMAND bit 2): the device performs no DMA until the driver turns it on"
+    )]
+    NoBusMaster {
         /// Bus address.
         addr: u64,
         /// Length in bytes.
@@ -612,9 +626,43 @@ pub struct Bus {
     pub sysmem: Arc<SysMem>,
     /// BAR1's bus address and size: bus addresses inside it reach VRAM at the same offset.
     pub bar1: (u64, u64),
+    /// Bus mastering (`PCI_COMMAND` bit 2), as the device's config space has it: every
+    /// access to a bus address checks it here, whichever unit makes it.
+    master: Arc<AtomicBool>,
 }
 
 impl Bus {
+    /// A device's view of `vram`, `sysmem` and its BAR1 at `bar1`, bus mastering off.
+    pub fn new(vram: Arc<Vram>, sysmem: Arc<SysMem>, bar1: (u64, u64)) -> Bus {
+        Bus {
+            vram,
+            sysmem,
+            bar1,
+            master: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Follows `PCI_COMMAND`'s bus-master bit (on every config write and reset).
+    pub fn set_bus_master(&self, on: bool) {
+        self.master.store(on, Ordering::Release);
+    }
+
+    /// Whether bus addresses may be reached.
+    pub fn bus_master(&self) -> bool {
+        self.master.load(Ordering::Acquire)
+    }
+
+    fn check_master(&self, addr: u64, len: usize, access: Access) -> Result<(), BusFault> {
+        if self.bus_master() {
+            return Ok(());
+        }
+        Err(BusFault::NoBusMaster {
+            addr,
+            len: len as u64,
+            access,
+        })
+    }
+
     /// Resolves a bus address inside BAR1 to VRAM.
     fn bar1_vram(&self, addr: u64, len: usize) -> Option<u64> {
         let (base, size) = self.bar1;
@@ -626,7 +674,10 @@ impl Bus {
     pub fn read(&self, at: Target, out: &mut [u8]) -> Result<(), BusFault> {
         match at {
             Target::Vram(pa) => self.vram.read(pa, out),
-            Target::Bus(addr) => match self.bar1_vram(addr, out.len()) {
+            Target::Bus(addr) => match self
+                .check_master(addr, out.len(), Access::Read)
+                .map(|()| self.bar1_vram(addr, out.len()))?
+            {
                 Some(pa) => self.vram.read(pa, out),
                 None => self.sysmem.read(addr, out),
             },
@@ -637,7 +688,10 @@ impl Bus {
     pub fn write(&self, at: Target, data: &[u8]) -> Result<(), BusFault> {
         match at {
             Target::Vram(pa) => self.vram.write(pa, data),
-            Target::Bus(addr) => match self.bar1_vram(addr, data.len()) {
+            Target::Bus(addr) => match self
+                .check_master(addr, data.len(), Access::Write)
+                .map(|()| self.bar1_vram(addr, data.len()))?
+            {
                 Some(pa) => self.vram.write(pa, data),
                 None => self.sysmem.write(addr, data),
             },
@@ -795,14 +849,41 @@ mod tests {
 
     #[test]
     fn bar1_bus_addresses_reach_vram() {
-        let bus = Bus {
-            vram: Arc::new(Vram::new(1 << 30).unwrap()),
-            sysmem: Arc::new(SysMem::new()),
-            bar1: (0x80_0000_0000, 1 << 30),
-        };
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 30).unwrap()),
+            Arc::new(SysMem::new()),
+            (0x80_0000_0000, 1 << 30),
+        );
+        bus.set_bus_master(true);
         bus.write_u32(Target::Bus(0x80_0000_1000), 0xabcd).unwrap();
         assert_eq!(bus.read_u32(Target::Vram(0x1000)), Ok(0xabcd));
         assert!(bus.read_u32(Target::Bus(0x80_4000_0000)).is_err());
+    }
+
+    #[test]
+    fn bus_addresses_need_bus_mastering_vram_does_not() {
+        let sys = Arc::new(SysMem::new());
+        let a = sys.alloc(4096).unwrap();
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 20).unwrap()),
+            sys.clone(),
+            (0x80_0000_0000, 1 << 20),
+        );
+        assert!(matches!(
+            bus.write_u32(Target::Bus(a.bus), 1),
+            Err(BusFault::NoBusMaster {
+                access: Access::Write,
+                ..
+            })
+        ));
+        assert!(matches!(
+            bus.read_u32(Target::Bus(0x80_0000_0000)),
+            Err(BusFault::NoBusMaster { .. })
+        ));
+        bus.write_u32(Target::Vram(0x100), 5).unwrap();
+        bus.set_bus_master(true);
+        bus.write_u32(Target::Bus(a.bus), 1).unwrap();
+        assert_eq!(bus.read_u32(Target::Bus(a.bus)), Ok(1));
     }
 
     #[test]
@@ -810,11 +891,12 @@ mod tests {
         let sysmem = Arc::new(SysMem::new());
         let peer = Arc::new(Vram::new(1 << 30).unwrap());
         sysmem.attach_bar(0xc0_0000_0000, 1 << 30, peer.clone());
-        let bus = Bus {
-            vram: Arc::new(Vram::new(1 << 30).unwrap()),
-            sysmem: sysmem.clone(),
-            bar1: (0x80_0000_0000, 1 << 30),
-        };
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 30).unwrap()),
+            sysmem.clone(),
+            (0x80_0000_0000, 1 << 30),
+        );
+        bus.set_bus_master(true);
         bus.write_u32(Target::Bus(0xc0_0000_2000), 7).unwrap();
         assert_eq!(peer.read_u32(0x2000), Ok(7));
         assert!(

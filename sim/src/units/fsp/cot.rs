@@ -367,11 +367,12 @@ mod tests {
 
     #[test]
     fn a_hole_in_the_middle_of_a_range_makes_it_unreadable() {
-        let bus = Bus {
-            vram: Arc::new(Vram::new(1 << 20).unwrap()),
-            sysmem: Arc::new(SysMem::new()),
-            bar1: (0x80_0000_0000, 1 << 20),
-        };
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 20).unwrap()),
+            Arc::new(SysMem::new()),
+            (0x80_0000_0000, 1 << 20),
+        );
+        bus.set_bus_master(true);
         let a = bus.sysmem.alloc(0x2000).unwrap();
         let b = bus.sysmem.alloc(0x2000).unwrap();
         assert!(b.bus > a.bus + 0x2000, "a guard lies between them");

@@ -126,19 +126,39 @@ impl Mapping {
         unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, libc::MADV_DONTNEED) };
     }
 
+    /// Copies `out.len()` bytes at `offset` out of the mapping.
+    ///
+    /// # Panics
+    /// If the range is not inside the mapping (callers check it: a panic here is a bug in
+    /// this module, not a device access that faulted).
     fn read(&self, offset: usize, out: &mut [u8]) {
-        debug_assert!(offset + out.len() <= self.len);
-        volatile_copy_from(
-            // SAFETY: callers check offset + len <= self.len.
-            unsafe { self.ptr.as_ptr().add(offset) },
-            out,
+        assert!(
+            offset
+                .checked_add(out.len())
+                .is_some_and(|end| end <= self.len),
+            "mapping read {offset:#x}+{:#x} past {:#x}",
+            out.len(),
+            self.len
         );
+        // SAFETY: the range was checked to lie inside this live mapping.
+        unsafe { volatile_copy_from(self.ptr.as_ptr().add(offset), out) };
     }
 
+    /// Copies `data` into the mapping at `offset`.
+    ///
+    /// # Panics
+    /// As [`Self::read`].
     fn write(&self, offset: usize, data: &[u8]) {
-        debug_assert!(offset + data.len() <= self.len);
-        // SAFETY: callers check offset + len <= self.len.
-        volatile_copy_to(unsafe { self.ptr.as_ptr().add(offset) }, data);
+        assert!(
+            offset
+                .checked_add(data.len())
+                .is_some_and(|end| end <= self.len),
+            "mapping write {offset:#x}+{:#x} past {:#x}",
+            data.len(),
+            self.len
+        );
+        // SAFETY: the range was checked to lie inside this live mapping.
+        unsafe { volatile_copy_to(self.ptr.as_ptr().add(offset), data) };
     }
 }
 
@@ -150,7 +170,10 @@ impl Drop for Mapping {
 }
 
 /// Copies from shared memory at `src` into `out`, with volatile reads (64-bit where aligned).
-fn volatile_copy_from(src: *const u8, out: &mut [u8]) {
+///
+/// # Safety
+/// `src..src + out.len()` must lie inside a live mapping.
+unsafe fn volatile_copy_from(src: *const u8, out: &mut [u8]) {
     let mut i = 0;
     while i < out.len() {
         // SAFETY (both arms): the caller guarantees src..src+out.len() is inside a live mapping.
@@ -166,7 +189,10 @@ fn volatile_copy_from(src: *const u8, out: &mut [u8]) {
 }
 
 /// Copies `data` into shared memory at `dst`, with volatile writes (64-bit where aligned).
-fn volatile_copy_to(dst: *mut u8, data: &[u8]) {
+///
+/// # Safety
+/// `dst..dst + data.len()` must lie inside a live mapping.
+unsafe fn volatile_copy_to(dst: *mut u8, data: &[u8]) {
     let mut i = 0;
     while i < data.len() {
         // SAFETY (both arms): the caller guarantees dst..dst+data.len() is inside a live mapping.
@@ -726,6 +752,13 @@ impl Bus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "mapping read")]
+    fn a_mapping_access_out_of_bounds_panics_also_in_release() {
+        let m = Mapping::new(4096).unwrap();
+        m.read(4090, &mut [0u8; 8]);
+    }
 
     #[test]
     fn vram_is_sparse_and_bounded() {

@@ -501,7 +501,8 @@ impl<B: Backend> Gpu<B> {
         let info = cubin.kernel(name)?.clone().into_owned();
         // CAST: a module image is far below 2^64 bytes.
         let size = cubin.load_image(0)?.bytes.len() as u64;
-        let code = self.alloc(size + 0x100, Placement::Vram, true)?;
+        // Saturating: a size near 2^64 fails the allocation instead of wrapping.
+        let code = self.alloc(size.saturating_add(0x100), Placement::Vram, true)?;
         let image = cubin.load_image(code.gpu_va())?;
         let written = view(&code, 0, size).and_then(|m| Ok(m.write_bytes(0, &image.bytes)?));
         if let Err(e) = written {

@@ -109,6 +109,9 @@ pub struct ChannelRecord {
     pub enabled: bool,
     /// Set when the channel stopped with an error; a stopped channel fetches nothing more.
     pub error: Option<String>,
+    /// Which allocation this is ([`World::new_channel_generation`]): a token freed and
+    /// allocated again is a new channel, whatever its parameters.
+    pub generation: u64,
 }
 
 /// A GPU virtual address space. Owner: the GSP unit (FERMI_VASPACE_A allocs,
@@ -161,6 +164,16 @@ pub struct World {
     /// Clients and objects in GSP-RM's database, as of GSP-RM's last step (owner: GSP unit;
     /// zero while GSP-RM does not run).
     pub rm_objects: units::gsp::rm::RmObjectCount,
+    /// The last channel generation handed out.
+    channel_generation: u64,
+}
+
+impl World {
+    /// A number no channel allocated since power-on or reset has had.
+    pub fn new_channel_generation(&mut self) -> u64 {
+        self.channel_generation += 1;
+        self.channel_generation
+    }
 }
 
 /// What a unit sees when it runs.

@@ -278,8 +278,13 @@ impl Rig {
             classes: classes.to_vec(),
             enabled: true,
             error: None,
+            generation: 0,
         };
-        self.gpu.with_world(|w| w.channels.insert(token, rec));
+        self.gpu.with_world(|w| {
+            let generation = w.new_channel_generation();
+            w.channels
+                .insert(token, ChannelRecord { generation, ..rec })
+        });
         Channel {
             token,
             ring,

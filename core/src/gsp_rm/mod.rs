@@ -131,6 +131,18 @@ pub enum CloseError {
     Teardown(#[source] BootError),
 }
 
+/// The unload's outcome of a shutdown made because an open failed (a failure to free the
+/// RM objects is not reported: the open's own error is).
+// The result goes into `OpenFailure::teardown` as it is (that field's type).
+#[allow(clippy::result_large_err)]
+fn teardown_of(r: Result<CloseReport, CloseError>) -> Result<TeardownReport, BootError> {
+    match r {
+        Ok(c) => Ok(c.teardown),
+        Err(CloseError::Teardown(e)) => Err(e),
+        Err(CloseError::Free(_)) => Ok(TeardownReport::default()),
+    }
+}
+
 /// RM over a GSP-RM we booted: the VFIO path's backend.
 pub struct GspRm<P: Platform> {
     gsp: Gsp<P>,
@@ -185,12 +197,7 @@ impl<P: Platform> GspRm<P> {
         let rm = Self::over(gsp, options.vram_access)?;
         Gpu::open_or_give_back(rm, options.gpu).map_err(|(e, rm)| {
             let (platform, r) = rm.shutdown();
-            let teardown = match r {
-                Ok(c) => Ok(c.teardown),
-                Err(CloseError::Teardown(e)) => Err(e),
-                Err(CloseError::Free(_)) => Ok(TeardownReport::default()),
-            };
-            boxed(OpenError::Gpu(Box::new(e)), platform, Some(teardown))
+            boxed(OpenError::Gpu(Box::new(e)), platform, Some(teardown_of(r)))
         })
     }
 
@@ -238,12 +245,7 @@ impl<P: Platform> GspRm<P> {
             Ok(()) => Ok(rm),
             Err(error) => {
                 let (p, r) = rm.shutdown();
-                let teardown = match r {
-                    Ok(c) => Ok(c.teardown),
-                    Err(CloseError::Teardown(e)) => Err(e),
-                    Err(CloseError::Free(_)) => Ok(TeardownReport::default()),
-                };
-                Err(boxed(error, p, Some(teardown)))
+                Err(boxed(error, p, Some(teardown_of(r))))
             }
         }
     }

@@ -280,7 +280,11 @@ fn gpput_is_read_again_only_after_a_doorbell() {
     rig.wait("the parked release", |r| r.read_u64(&sem, 0x100) == 2);
     rig.settle();
     // ...is not fetched until one rings.
-    assert_eq!(rig.read_u64(&sem, 0x200), 0, "GPPut read without a doorbell");
+    assert_eq!(
+        rig.read_u64(&sem, 0x200),
+        0,
+        "GPPut read without a doorbell"
+    );
     rig.ring(&ch);
     rig.wait("the release after the doorbell", |r| {
         r.read_u64(&sem, 0x200) == 3

@@ -166,6 +166,9 @@ pub struct World {
     pub rm_objects: units::gsp::rm::RmObjectCount,
     /// The last channel generation handed out.
     channel_generation: u64,
+    /// Channels whose copies wrote memory since their last `LAUNCH_DMA` with
+    /// `FLUSH_ENABLE` (owner: the copy engine).
+    pub copies_unflushed: std::collections::BTreeSet<u32>,
 }
 
 impl World {

@@ -153,8 +153,11 @@ pub struct GspRm<P: Platform> {
     channels: Channels,
     /// The context buffers GSP-RM's sizes call for.
     context: Vec<ContextBuffer>,
-    /// Memory that lives until shutdown: golden context, channels' context buffers.
+    /// Memory that lives until shutdown: the golden context's (and a channel's context
+    /// buffers until its promotion succeeded).
     resident: Vec<Buffer<GspMemory>>,
+    /// Each compute channel's promoted context buffers, freed with the channel.
+    channel_context: alloc::collections::BTreeMap<Handle, Vec<Buffer<GspMemory>>>,
     device: Handle,
     subdevice: Handle,
     arch: Arch,
@@ -236,6 +239,7 @@ impl<P: Platform> GspRm<P> {
             channels: Channels::default(),
             context: Vec::new(),
             resident: Vec::new(),
+            channel_context: alloc::collections::BTreeMap::new(),
             device: 0,
             subdevice: 0,
             arch,
@@ -285,6 +289,10 @@ impl<P: Platform> GspRm<P> {
         }
         self.handles.clear();
         self.channels.clear(&mut self.mm);
+        let context = core::mem::take(&mut self.channel_context);
+        for b in context.into_values().flatten() {
+            self.mm.free(self.gsp.platform_mut(), b);
+        }
         for b in core::mem::take(&mut self.resident) {
             self.mm.free(self.gsp.platform_mut(), b);
         }

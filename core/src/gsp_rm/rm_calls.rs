@@ -147,6 +147,12 @@ impl<P: Platform> GspRm<P> {
             GspMessage::FreeReply { .. } => {
                 let gone = self.handles.remove_subtree(object);
                 self.channels.freed(&mut self.mm, &gone);
+                // GSP-RM released the freed channels' context buffers.
+                for (h, _) in &gone {
+                    for b in self.channel_context.remove(h).into_iter().flatten() {
+                        self.mm.free(self.gsp.platform_mut(), b);
+                    }
+                }
                 Ok(())
             }
             _ => Err(GspRmError::UnexpectedReply { call }),

@@ -279,7 +279,23 @@ pub const DMA_PAGE: usize = 4096;
 
 /// System memory the device can reach: a CPU view and the bus address of every 4 KiB page
 /// (an IOVA behind an IOMMU, a physical address without one).
-#[derive(Clone, Debug)]
+///
+/// Not `Clone`: one value names one allocation, given back once through the `unsafe`
+/// [`Platform::dma_free`] (a second value would be a double free).
+///
+/// ```compile_fail
+/// # use nvbare_core::hal::DmaMemory;
+/// fn twice(m: DmaMemory) -> (DmaMemory, DmaMemory) {
+///     (m.clone(), m)
+/// }
+/// ```
+/// ```compile_fail
+/// # use nvbare_core::hal::{DmaMemory, Platform};
+/// fn free(p: &mut impl Platform, m: DmaMemory) {
+///     p.dma_free(m) // unsafe: the caller must show no view of the memory lives
+/// }
+/// ```
+#[derive(Debug)]
 pub struct DmaMemory {
     /// The CPU view. Its [`SharedMem::gpu_va`] is the bus address of byte 0.
     pub cpu: SharedMem,
@@ -391,8 +407,14 @@ pub trait Platform: Bar0 {
     /// address range.
     fn dma_alloc(&mut self, bytes: usize, contiguous: bool) -> Result<DmaMemory, PlatformError>;
 
-    /// Unmaps and frees DMA memory. The caller guarantees the device no longer uses it.
-    fn dma_free(&mut self, mem: DmaMemory);
+    /// Unmaps and frees DMA memory.
+    ///
+    /// # Safety
+    /// No clone or [`SharedMem::slice`] of `mem.cpu` lives (the memory is unmapped and may
+    /// be handed out again: a surviving view would read and write someone else's memory),
+    /// and the device no longer uses it (nothing it was told about, a queue, a page table,
+    /// a boot argument, still points at it, or the device was stopped).
+    unsafe fn dma_free(&mut self, mem: DmaMemory);
 
     /// Reads `size` (1, 2 or 4) bytes of PCI config space at `offset`.
     fn config_read(&self, offset: u16, size: u8) -> Result<u32, PlatformError>;

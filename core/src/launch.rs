@@ -71,7 +71,8 @@ pub fn cbuf0_size(slots: &Cbuf0Slots, kernel: &Kernel<'_>) -> u32 {
     kernel
         .cbuf0_size
         .max(slots.min_size)
-        .max(kernel.param_offset + kernel.param_size)
+        // Cubin::parse checks offset + size against cbuf0_size; saturating all the same.
+        .max(kernel.param_offset.saturating_add(kernel.param_size))
 }
 
 /// The hardware's launch limits for one GPU.

@@ -73,6 +73,14 @@ impl Ring {
         });
     }
 
+    /// Forgets the newest pieces committed for `value` or later: a submission that failed
+    /// (nothing will ever pass that value for them, so they must not wait for it).
+    pub fn unwind(&mut self, value: u64) {
+        while self.live.back().is_some_and(|p| p.value >= value) {
+            self.live.pop_back();
+        }
+    }
+
     /// The value the oldest live piece waits for.
     pub fn oldest_value(&self) -> Option<u64> {
         self.live.front().map(|p| p.value)
@@ -124,6 +132,19 @@ mod tests {
         assert_eq!(r.bytes_live(), 70);
         r.reclaim(3);
         assert_eq!((r.bytes_live(), r.place(100)), (0, Some(0)));
+    }
+
+    #[test]
+    fn an_unwound_submission_gives_its_pieces_back() {
+        let mut r = Ring::new(100);
+        r.commit(r.place(40).unwrap(), 40, 1);
+        r.commit(r.place(20).unwrap(), 20, 2);
+        r.commit(r.place(20).unwrap(), 20, 2);
+        r.unwind(2);
+        assert_eq!((r.bytes_live(), r.oldest_value()), (40, Some(1)));
+        assert_eq!(r.place(60), Some(40), "the space after the last kept piece");
+        r.unwind(2);
+        assert_eq!(r.bytes_live(), 40, "older pieces stay");
     }
 
     #[test]

@@ -295,13 +295,14 @@ pub fn bind(bdf: &str) -> Result<BindReport, SetupError> {
 }
 
 /// Gives `bdf` back to its default driver on this machine (refused while an nvbare process
-/// drives it: its lock in `/tmp`, where `VfioOptions` puts it by default).
+/// drives it: its lock in [`default_lock_dir`](crate::lock::default_lock_dir), where
+/// `VfioOptions` puts it by default).
 pub fn unbind(bdf: &str) -> Result<UnbindReport, SetupError> {
     unbind_in(
         &Sysfs::system(),
         &KernelSysfs,
         parse_address(bdf)?,
-        Path::new("/tmp"),
+        &crate::lock::default_lock_dir(),
     )
 }
 
@@ -445,8 +446,9 @@ pub fn unbind_in(
         Err(source @ crate::lock::LockError::Held { .. }) => {
             return Err(SetupError::InUse { addr, source });
         }
-        // A lock directory we cannot write is no evidence of a user.
-        Err(crate::lock::LockError::Io { .. }) => None,
+        // A lock directory we cannot write, or a lock file we may not trust (and so do not
+        // touch), is no evidence of a user.
+        Err(crate::lock::LockError::Io { .. } | crate::lock::LockError::Untrusted { .. }) => None,
     };
     let dev = sysfs.device_dir(addr);
     // A newline clears driver_override, so the probe picks the default driver.

@@ -30,7 +30,9 @@ use crate::units;
 pub const BAR0_BUS: u64 = 0xa000_0000;
 /// BAR3's bus address.
 pub const BAR3_BUS: u64 = 0xb000_0000;
-/// BAR1's bus address (above every host-memory bus address the simulator hands out).
+/// BAR1's bus address: the end of the host-memory bus window
+/// ([`SYSMEM_BUS_END`](crate::memory::SYSMEM_BUS_END)), so no host-memory bus address reaches
+/// VRAM.
 pub const BAR1_BUS: u64 = 0x80_0000_0000;
 /// Distance between the BAR1s of consecutive GPUs sharing one host memory.
 pub const BAR_STRIDE: u64 = 0x40_0000_0000;
@@ -107,6 +109,9 @@ pub struct ChannelRecord {
     pub enabled: bool,
     /// Set when the channel stopped with an error; a stopped channel fetches nothing more.
     pub error: Option<String>,
+    /// Which allocation this is ([`World::new_channel_generation`]): a token freed and
+    /// allocated again is a new channel, whatever its parameters.
+    pub generation: u64,
 }
 
 /// A GPU virtual address space. Owner: the GSP unit (FERMI_VASPACE_A allocs,
@@ -159,6 +164,19 @@ pub struct World {
     /// Clients and objects in GSP-RM's database, as of GSP-RM's last step (owner: GSP unit;
     /// zero while GSP-RM does not run).
     pub rm_objects: units::gsp::rm::RmObjectCount,
+    /// The last channel generation handed out.
+    channel_generation: u64,
+    /// Channels whose copies wrote memory since their last `LAUNCH_DMA` with
+    /// `FLUSH_ENABLE` (owner: the copy engine).
+    pub copies_unflushed: std::collections::BTreeSet<u32>,
+}
+
+impl World {
+    /// A number no channel allocated since power-on or reset has had.
+    pub fn new_channel_generation(&mut self) -> u64 {
+        self.channel_generation += 1;
+        self.channel_generation
+    }
 }
 
 /// What a unit sees when it runs.
@@ -297,11 +315,7 @@ impl SimGpu {
             BAR1_BUS + shift,
             BAR3_BUS + u64::from(index) * BAR3_STRIDE,
         ];
-        let bus = Bus {
-            vram: Arc::new(vram),
-            sysmem,
-            bar1: (bars[1], spec.bar1_size),
-        };
+        let bus = Bus::new(Arc::new(vram), sysmem, (bars[1], spec.bar1_size));
         // Peers on the same bus reach this device's VRAM through its BAR1.
         bus.sysmem
             .attach_bar(bars[1], spec.bar1_size, bus.vram.clone());
@@ -432,12 +446,10 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return false;
         }
-        let ok = self
-            .inner
-            .lock()
-            .config
-            .write(offset, size, value)
-            .is_some();
+        let mut st = self.inner.lock();
+        let ok = st.config.write(offset, size, value).is_some();
+        self.inner.bus.set_bus_master(st.config.bus_master());
+        drop(st);
         self.inner.kick();
         ok
     }
@@ -447,6 +459,7 @@ impl SimGpu {
     pub fn reset(&self) {
         let mut st = self.inner.lock();
         st.config.reset();
+        self.inner.bus.set_bus_master(st.config.bus_master());
         st.world = World::default();
         st.units = units::all(self.inner.spec);
         st.world.signals.push_back(Signal::Reset);

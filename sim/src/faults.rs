@@ -14,6 +14,11 @@ pub struct FaultPlan {
     /// GSP-RM answers this RPC function with this `NV_STATUS` instead of doing it:
     /// `(function, status)`.
     pub rpc_failure: Option<(u32, u32)>,
+    /// GSP-RM does this RPC function, and its reply is lost (never sent).
+    pub lose_reply_to: Option<u32>,
+    /// GSP-RM's reply to this RPC function (`GSP_RM_ALLOC` or `GSP_RM_CONTROL`) carries a
+    /// parameter block 4 bytes shorter than the one it was sent.
+    pub short_reply_to: Option<u32>,
     /// The FSP answers the chain-of-trust command with this errorCode.
     pub fsp_error: Option<u32>,
     /// The FSP's reply is malformed (a wrong NVDM type in its header), and the FSP did not
@@ -28,4 +33,7 @@ pub struct FaultPlan {
     pub channel_stall: bool,
     /// The copy engine is switched off: copies never run and never complete.
     pub copy_engine_off: bool,
+    /// GSP-RM's device info table never ends: every `GET_DEVICE_INFO_TABLE` answers a full
+    /// page of entries with `bMore` set.
+    pub endless_device_info: bool,
 }

@@ -16,8 +16,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use nvbare_mmu::VaAllocator;
+
+use crate::device::BAR1_BUS;
 
 /// A device access that reached no memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +32,20 @@ pub enum BusFault {
          mapping covers"
     )]
     Iommu {
+        /// Bus address.
+        addr: u64,
+        /// Length in bytes.
+        len: u64,
+        /// Read or write.
+        access: Access,
+    },
+    /// A device access to a bus address (host memory, a BAR1) while bus mastering is off in
+    /// `PCI_COMMAND`: a device that may not master the bus performs no DMA.
+    #[error(
+        "device {access} of {len} bytes at bus address {addr:#x} while bus mastering is off \
+         (PCI_COMMAND bit 2): the device performs no DMA until the driver turns it on"
+    )]
+    NoBusMaster {
         /// Bus address.
         addr: u64,
         /// Length in bytes.
@@ -108,19 +126,39 @@ impl Mapping {
         unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, libc::MADV_DONTNEED) };
     }
 
+    /// Copies `out.len()` bytes at `offset` out of the mapping.
+    ///
+    /// # Panics
+    /// If the range is not inside the mapping (callers check it: a panic here is a bug in
+    /// this module, not a device access that faulted).
     fn read(&self, offset: usize, out: &mut [u8]) {
-        debug_assert!(offset + out.len() <= self.len);
-        volatile_copy_from(
-            // SAFETY: callers check offset + len <= self.len.
-            unsafe { self.ptr.as_ptr().add(offset) },
-            out,
+        assert!(
+            offset
+                .checked_add(out.len())
+                .is_some_and(|end| end <= self.len),
+            "mapping read {offset:#x}+{:#x} past {:#x}",
+            out.len(),
+            self.len
         );
+        // SAFETY: the range was checked to lie inside this live mapping.
+        unsafe { volatile_copy_from(self.ptr.as_ptr().add(offset), out) };
     }
 
+    /// Copies `data` into the mapping at `offset`.
+    ///
+    /// # Panics
+    /// As [`Self::read`].
     fn write(&self, offset: usize, data: &[u8]) {
-        debug_assert!(offset + data.len() <= self.len);
-        // SAFETY: callers check offset + len <= self.len.
-        volatile_copy_to(unsafe { self.ptr.as_ptr().add(offset) }, data);
+        assert!(
+            offset
+                .checked_add(data.len())
+                .is_some_and(|end| end <= self.len),
+            "mapping write {offset:#x}+{:#x} past {:#x}",
+            data.len(),
+            self.len
+        );
+        // SAFETY: the range was checked to lie inside this live mapping.
+        unsafe { volatile_copy_to(self.ptr.as_ptr().add(offset), data) };
     }
 }
 
@@ -132,7 +170,10 @@ impl Drop for Mapping {
 }
 
 /// Copies from shared memory at `src` into `out`, with volatile reads (64-bit where aligned).
-fn volatile_copy_from(src: *const u8, out: &mut [u8]) {
+///
+/// # Safety
+/// `src..src + out.len()` must lie inside a live mapping.
+unsafe fn volatile_copy_from(src: *const u8, out: &mut [u8]) {
     let mut i = 0;
     while i < out.len() {
         // SAFETY (both arms): the caller guarantees src..src+out.len() is inside a live mapping.
@@ -148,7 +189,10 @@ fn volatile_copy_from(src: *const u8, out: &mut [u8]) {
 }
 
 /// Copies `data` into shared memory at `dst`, with volatile writes (64-bit where aligned).
-fn volatile_copy_to(dst: *mut u8, data: &[u8]) {
+///
+/// # Safety
+/// `dst..dst + data.len()` must lie inside a live mapping.
+unsafe fn volatile_copy_to(dst: *mut u8, data: &[u8]) {
     let mut i = 0;
     while i < data.len() {
         // SAFETY (both arms): the caller guarantees dst..dst+data.len() is inside a live mapping.
@@ -247,18 +291,29 @@ impl Vram {
     }
 }
 
-/// One registered stretch of host memory.
+/// One registered stretch of host memory: all of an allocation that is contiguous on the
+/// bus, or one page of a scattered one.
 #[derive(Debug)]
 struct Region {
     /// Bus address of byte 0.
     bus: u64,
-    map: Mapping,
+    /// The allocation's memory (shared by the pages of a scattered allocation).
+    map: Arc<Mapping>,
+    /// Where the region starts in `map`, and its length.
+    offset: usize,
+    len: usize,
     /// The allocation's id (what `free` takes).
     id: u64,
+    /// The bus space taken for the whole allocation (guard included), on the region at
+    /// offset 0.
+    bus_space: Option<(u64, u64)>,
 }
 
-/// First bus address handed out for host memory: 4 GiB, clear of the BARs.
+/// First bus address handed out for host memory: 4 GiB, clear of the 32-bit BARs.
 pub const SYSMEM_BUS_BASE: u64 = 0x1_0000_0000;
+/// End (exclusive) of the host-memory bus window: the first GPU's BAR1, so a host-memory bus
+/// address can never be one that reaches VRAM.
+pub const SYSMEM_BUS_END: u64 = BAR1_BUS;
 /// Guard between two allocations' bus ranges, so an access that runs off the end of one
 /// faults instead of landing in the next.
 const BUS_GUARD: u64 = 0x10_0000;
@@ -268,7 +323,11 @@ const BUS_GUARD: u64 = 0x10_0000;
 pub struct SysMem {
     /// Regions by bus address of byte 0.
     regions: RwLock<BTreeMap<u64, Arc<Region>>>,
-    next_bus: AtomicU64,
+    /// Free bus space of the window `[SYSMEM_BUS_BASE, SYSMEM_BUS_END)`; freed ranges are
+    /// reused.
+    bus_space: Mutex<VaAllocator>,
+    /// The window `bus_space` covers.
+    window: (u64, u64),
     next_id: AtomicU64,
     /// The BAR1 windows of the devices on this bus: a bus address inside one reaches that
     /// device's VRAM (peer-to-peer through BAR1, as tinygrad maps another GPU's memory).
@@ -300,23 +359,53 @@ pub struct SysAlloc {
     pub len: usize,
     /// The CPU pointer of byte 0 (valid until [`SysMem::free`]).
     pub ptr: *mut u8,
+    /// The bus address of each 4 KiB page (consecutive unless [`SysMem::alloc_scattered`]
+    /// made it).
+    pub pages: Vec<u64>,
 }
 
 impl SysMem {
-    /// Empty: no DMA mappings.
+    /// Empty: no DMA mappings; host memory gets bus addresses in
+    /// `[SYSMEM_BUS_BASE, SYSMEM_BUS_END)`.
     pub fn new() -> SysMem {
+        Self::with_window(SYSMEM_BUS_BASE, SYSMEM_BUS_END)
+    }
+
+    /// Empty, handing out bus addresses in `[base, end)` (both 4 KiB aligned, `base < end`).
+    fn with_window(base: u64, end: u64) -> SysMem {
+        // PANIC: callers pass constants (or test windows) that are aligned and non-empty.
+        let bus_space = VaAllocator::new(base, end - base).expect("a valid host-memory window");
         SysMem {
             regions: RwLock::new(BTreeMap::new()),
-            next_bus: AtomicU64::new(SYSMEM_BUS_BASE),
+            bus_space: Mutex::new(bus_space),
+            window: (base, end),
             next_id: AtomicU64::new(1),
             bars: RwLock::new(Vec::new()),
         }
     }
 
-    /// Puts a device's BAR1 (`size` bytes at bus address `base`, VRAM 1:1) on the bus.
+    /// Puts a device's BAR1 (`size` bytes at bus address `base`, VRAM 1:1) on the bus
+    /// (replacing one at the same base).
+    ///
+    /// # Panics
+    /// If the window overlaps the host-memory window or another device's BAR1: a bus address
+    /// must reach one memory only.
     pub fn attach_bar(&self, base: u64, size: u64, vram: Arc<Vram>) {
+        let end = base.checked_add(size).expect("BAR1 window wraps the bus");
+        let overlaps = |b: u64, e: u64| base < e && b < end;
+        let (wb, we) = self.window;
+        assert!(
+            !overlaps(wb, we),
+            "BAR1 [{base:#x}, {end:#x}) overlaps the host-memory bus window [{wb:#x}, {we:#x})"
+        );
         let mut b = self.bars.write().unwrap_or_else(|p| p.into_inner());
         b.retain(|w| w.base != base);
+        if let Some(w) = b.iter().find(|w| overlaps(w.base, w.base + w.size)) {
+            panic!(
+                "BAR1 [{base:#x}, {end:#x}) overlaps another device's BAR1 at {:#x}",
+                w.base
+            );
+        }
         b.push(BarWindow { base, size, vram });
     }
 
@@ -336,34 +425,128 @@ impl SysMem {
     }
 
     /// Allocates `len` bytes (rounded up to 4 KiB) of zeroed host memory and maps it for DMA
-    /// at a fresh bus address range.
+    /// at a free bus address range of the host-memory window (an error when it is full).
     pub fn alloc(&self, len: usize) -> std::io::Result<SysAlloc> {
-        let len = len.max(1).next_multiple_of(4096);
-        let map = Mapping::new(len)?;
-        let ptr = map.ptr.as_ptr();
-        let bus = self
-            .next_bus
-            .fetch_add(len as u64 + BUS_GUARD, Ordering::Relaxed);
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let region = Arc::new(Region { bus, map, id });
-        self.regions
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(bus, region);
-        Ok(SysAlloc { id, bus, len, ptr })
+        self.alloc_pages(len, true)
     }
 
-    /// Unmaps allocation `id` from the bus and frees it; false if there is none.
+    /// [`Self::alloc`], with each 4 KiB page at its own bus address: not consecutive (in
+    /// reverse order, a page apart), as an IOMMU may map memory that is not contiguous.
+    pub fn alloc_scattered(&self, len: usize) -> std::io::Result<SysAlloc> {
+        self.alloc_pages(len, false)
+    }
+
+    fn alloc_pages(&self, len: usize, contiguous: bool) -> std::io::Result<SysAlloc> {
+        const PAGE: usize = 4096;
+        let len = len.max(1).next_multiple_of(PAGE);
+        let too_large =
+            || std::io::Error::new(std::io::ErrorKind::OutOfMemory, "allocation too large");
+        // CAST: usize is 64 bits on the hosts the simulator runs on.
+        let span = if contiguous {
+            len as u64
+        } else {
+            (len as u64).checked_mul(2).ok_or_else(too_large)?
+        };
+        let bus_len = span.checked_add(BUS_GUARD).ok_or_else(too_large)?;
+        let base = self
+            .bus_space
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .alloc(bus_len, 4096)
+            .map_err(|e| {
+                std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    format!(
+                        "the simulated bus has no room for {len} bytes of host memory in \
+                         [{:#x}, {:#x}): {e}",
+                        self.window.0, self.window.1
+                    ),
+                )
+            })?;
+        let map = match Mapping::new(len) {
+            Ok(m) => Arc::new(m),
+            Err(e) => {
+                self.free_bus(base, bus_len);
+                return Err(e);
+            }
+        };
+        let ptr = map.ptr.as_ptr();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let n = len / PAGE;
+        // CAST: page indices and sizes fit u64.
+        let pages: Vec<u64> = if contiguous {
+            (0..n).map(|i| base + (i * PAGE) as u64).collect()
+        } else {
+            (0..n)
+                .map(|i| base + (2 * (n - 1 - i) * PAGE) as u64)
+                .collect()
+        };
+        let mut regions = self.regions.write().unwrap_or_else(|p| p.into_inner());
+        let region = |bus, offset, len| {
+            Arc::new(Region {
+                bus,
+                map: map.clone(),
+                offset,
+                len,
+                id,
+                bus_space: (offset == 0).then_some((base, bus_len)),
+            })
+        };
+        if contiguous {
+            regions.insert(base, region(base, 0, len));
+        } else {
+            for (i, &bus) in pages.iter().enumerate() {
+                regions.insert(bus, region(bus, i * PAGE, PAGE));
+            }
+        }
+        Ok(SysAlloc {
+            id,
+            bus: pages[0],
+            len,
+            ptr,
+            pages,
+        })
+    }
+
+    /// Unmaps allocation `id` from the bus and frees it (its bus range may be handed out
+    /// again); false if there is none.
     pub fn free(&self, id: u64) -> bool {
         let mut r = self.regions.write().unwrap_or_else(|p| p.into_inner());
-        let key = r.iter().find(|(_, reg)| reg.id == id).map(|(k, _)| *k);
-        key.and_then(|k| r.remove(&k)).is_some()
+        let mut space = None;
+        let mut found = false;
+        r.retain(|_, reg| {
+            if reg.id != id {
+                return true;
+            }
+            found = true;
+            space = space.or(reg.bus_space);
+            false
+        });
+        drop(r);
+        if let Some((bus, len)) = space {
+            self.free_bus(bus, len);
+        }
+        found
     }
 
-    /// Bytes currently mapped, and the number of mappings (for leak checks).
+    fn free_bus(&self, bus: u64, len: u64) {
+        let freed = self
+            .bus_space
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .free(bus, len);
+        // Only ranges this allocator handed out come back, each once: a region leaves the map
+        // (under its lock) before its range is freed.
+        debug_assert!(freed.is_ok(), "bus range {bus:#x}+{len:#x}: {freed:?}");
+    }
+
+    /// Bytes currently mapped, and the number of allocations (for leak checks).
     pub fn mapped(&self) -> (u64, usize) {
         let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
-        (r.values().map(|x| x.map.len as u64).sum(), r.len())
+        (
+            r.values().map(|x| x.len as u64).sum(),
+            r.values().filter(|x| x.offset == 0).count(),
+        )
     }
 
     fn region(
@@ -382,11 +565,12 @@ impl SysMem {
         let off = addr - reg.bus;
         if off
             .checked_add(len as u64)
-            .is_none_or(|end| end > reg.map.len as u64)
+            .is_none_or(|end| end > reg.len as u64)
         {
             return Err(fault);
         }
-        Ok((reg.clone(), off as usize))
+        // CAST: below the region's length, a usize.
+        Ok((reg.clone(), reg.offset + off as usize))
     }
 
     /// Reads `out.len()` bytes at bus address `addr` (one mapping, or one device's BAR1,
@@ -421,27 +605,32 @@ impl SysMem {
     /// Reads `out.len()` bytes at byte `offset` of allocation `id` (the remote protocol's
     /// SYSMEM_READ).
     pub fn read_alloc(&self, id: u64, offset: u64, out: &mut [u8]) -> Result<(), BusFault> {
-        let bus = self.bus_of(id).ok_or(BusFault::Iommu {
+        let bus = self.bus_at(id, offset).ok_or(BusFault::Iommu {
             addr: offset,
             len: out.len() as u64,
             access: Access::Read,
         })?;
-        self.read(bus + offset, out)
+        self.read(bus, out)
     }
 
     /// Writes `data` at byte `offset` of allocation `id` (the remote protocol's SYSMEM_WRITE).
     pub fn write_alloc(&self, id: u64, offset: u64, data: &[u8]) -> Result<(), BusFault> {
-        let bus = self.bus_of(id).ok_or(BusFault::Iommu {
+        let bus = self.bus_at(id, offset).ok_or(BusFault::Iommu {
             addr: offset,
             len: data.len() as u64,
             access: Access::Write,
         })?;
-        self.write(bus + offset, data)
+        self.write(bus, data)
     }
 
-    fn bus_of(&self, id: u64) -> Option<u64> {
+    /// The bus address of byte `offset` of allocation `id` (in the page that holds it).
+    fn bus_at(&self, id: u64, offset: u64) -> Option<u64> {
         let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
-        r.values().find(|reg| reg.id == id).map(|reg| reg.bus)
+        r.values().find_map(|reg| {
+            // CAST: region offsets and lengths fit u64.
+            let rel = offset.checked_sub(reg.offset as u64)?;
+            (reg.id == id && rel < reg.len as u64).then_some(reg.bus + rel)
+        })
     }
 }
 
@@ -463,9 +652,43 @@ pub struct Bus {
     pub sysmem: Arc<SysMem>,
     /// BAR1's bus address and size: bus addresses inside it reach VRAM at the same offset.
     pub bar1: (u64, u64),
+    /// Bus mastering (`PCI_COMMAND` bit 2), as the device's config space has it: every
+    /// access to a bus address checks it here, whichever unit makes it.
+    master: Arc<AtomicBool>,
 }
 
 impl Bus {
+    /// A device's view of `vram`, `sysmem` and its BAR1 at `bar1`, bus mastering off.
+    pub fn new(vram: Arc<Vram>, sysmem: Arc<SysMem>, bar1: (u64, u64)) -> Bus {
+        Bus {
+            vram,
+            sysmem,
+            bar1,
+            master: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Follows `PCI_COMMAND`'s bus-master bit (on every config write and reset).
+    pub fn set_bus_master(&self, on: bool) {
+        self.master.store(on, Ordering::Release);
+    }
+
+    /// Whether bus addresses may be reached.
+    pub fn bus_master(&self) -> bool {
+        self.master.load(Ordering::Acquire)
+    }
+
+    fn check_master(&self, addr: u64, len: usize, access: Access) -> Result<(), BusFault> {
+        if self.bus_master() {
+            return Ok(());
+        }
+        Err(BusFault::NoBusMaster {
+            addr,
+            len: len as u64,
+            access,
+        })
+    }
+
     /// Resolves a bus address inside BAR1 to VRAM.
     fn bar1_vram(&self, addr: u64, len: usize) -> Option<u64> {
         let (base, size) = self.bar1;
@@ -477,7 +700,10 @@ impl Bus {
     pub fn read(&self, at: Target, out: &mut [u8]) -> Result<(), BusFault> {
         match at {
             Target::Vram(pa) => self.vram.read(pa, out),
-            Target::Bus(addr) => match self.bar1_vram(addr, out.len()) {
+            Target::Bus(addr) => match self
+                .check_master(addr, out.len(), Access::Read)
+                .map(|()| self.bar1_vram(addr, out.len()))?
+            {
                 Some(pa) => self.vram.read(pa, out),
                 None => self.sysmem.read(addr, out),
             },
@@ -488,7 +714,10 @@ impl Bus {
     pub fn write(&self, at: Target, data: &[u8]) -> Result<(), BusFault> {
         match at {
             Target::Vram(pa) => self.vram.write(pa, data),
-            Target::Bus(addr) => match self.bar1_vram(addr, data.len()) {
+            Target::Bus(addr) => match self
+                .check_master(addr, data.len(), Access::Write)
+                .map(|()| self.bar1_vram(addr, data.len()))?
+            {
                 Some(pa) => self.vram.write(pa, data),
                 None => self.sysmem.write(addr, data),
             },
@@ -523,6 +752,13 @@ impl Bus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "mapping read")]
+    fn a_mapping_access_out_of_bounds_panics_also_in_release() {
+        let m = Mapping::new(4096).unwrap();
+        m.read(4090, &mut [0u8; 8]);
+    }
 
     #[test]
     fn vram_is_sparse_and_bounded() {
@@ -565,15 +801,122 @@ mod tests {
     }
 
     #[test]
+    fn host_memory_bus_ranges_are_reused_and_never_reach_bar1() {
+        let sys = SysMem::new();
+        let first = sys.alloc(1 << 30).unwrap();
+        assert!(sys.free(first.id));
+        // 600 GiB allocated and freed in turn: more than the window below BAR1 holds.
+        for _ in 0..600 {
+            let a = sys.alloc(1 << 30).unwrap();
+            assert!(a.bus >= SYSMEM_BUS_BASE && a.bus + (1 << 30) <= SYSMEM_BUS_END);
+            assert_eq!(a.bus, first.bus, "a freed bus range is handed out again");
+            assert!(sys.free(a.id));
+        }
+        assert_eq!(sys.mapped(), (0, 0));
+    }
+
+    #[test]
+    fn scattered_host_memory_has_a_bus_address_per_page_and_faults_between_them() {
+        let sys = SysMem::new();
+        let a = sys.alloc_scattered(3 * 4096).unwrap();
+        assert_eq!(a.pages.len(), 3);
+        assert_eq!(a.bus, a.pages[0]);
+        assert!(
+            a.pages.windows(2).all(|w| w[1] + 2 * 4096 == w[0]),
+            "{:x?}",
+            a.pages
+        );
+        sys.write(a.pages[1] + 8, &[7]).unwrap();
+        let mut b = [0u8; 1];
+        sys.read_alloc(a.id, 4096 + 8, &mut b).unwrap();
+        assert_eq!(b, [7], "page 1 is bytes 4096.. of the allocation");
+        let mut two = [0u8; 2];
+        assert!(
+            sys.read(a.pages[2] + 4095, &mut two).is_err(),
+            "no page follows on the bus"
+        );
+        assert_eq!(sys.mapped(), (3 * 4096, 1));
+        assert!(sys.free(a.id));
+        assert_eq!(sys.mapped(), (0, 0));
+        let c = sys.alloc(4096).unwrap();
+        assert_eq!(c.pages, [c.bus]);
+    }
+
+    #[test]
+    fn a_full_host_memory_window_is_an_error_until_something_is_freed() {
+        let base = SYSMEM_BUS_BASE;
+        let sys = SysMem::with_window(base, base + 2 * (0x1000 + BUS_GUARD));
+        let a = sys.alloc(0x1000).unwrap();
+        let b = sys.alloc(0x1000).unwrap();
+        assert_eq!(
+            b.bus,
+            a.bus + 0x1000 + BUS_GUARD,
+            "the guard lies between them"
+        );
+        let full = sys.alloc(0x1000).unwrap_err();
+        assert_eq!(full.kind(), std::io::ErrorKind::OutOfMemory);
+        assert!(full.to_string().contains("no room"), "{full}");
+        assert!(sys.free(a.id));
+        assert_eq!(sys.alloc(0x1000).unwrap().bus, a.bus);
+    }
+
+    #[test]
+    #[should_panic(expected = "overlaps the host-memory bus window")]
+    fn a_bar1_inside_the_host_memory_window_is_refused() {
+        let sys = SysMem::new();
+        sys.attach_bar(
+            SYSMEM_BUS_END - (1 << 30),
+            2 << 30,
+            Arc::new(Vram::new(2 << 30).unwrap()),
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "overlaps another device's BAR1")]
+    fn overlapping_bar1s_are_refused() {
+        let sys = SysMem::new();
+        let vram = Arc::new(Vram::new(1 << 30).unwrap());
+        sys.attach_bar(0x80_0000_0000, 2 << 30, vram.clone());
+        sys.attach_bar(0x80_4000_0000, 1 << 30, vram);
+    }
+
+    #[test]
     fn bar1_bus_addresses_reach_vram() {
-        let bus = Bus {
-            vram: Arc::new(Vram::new(1 << 30).unwrap()),
-            sysmem: Arc::new(SysMem::new()),
-            bar1: (0x80_0000_0000, 1 << 30),
-        };
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 30).unwrap()),
+            Arc::new(SysMem::new()),
+            (0x80_0000_0000, 1 << 30),
+        );
+        bus.set_bus_master(true);
         bus.write_u32(Target::Bus(0x80_0000_1000), 0xabcd).unwrap();
         assert_eq!(bus.read_u32(Target::Vram(0x1000)), Ok(0xabcd));
         assert!(bus.read_u32(Target::Bus(0x80_4000_0000)).is_err());
+    }
+
+    #[test]
+    fn bus_addresses_need_bus_mastering_vram_does_not() {
+        let sys = Arc::new(SysMem::new());
+        let a = sys.alloc(4096).unwrap();
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 20).unwrap()),
+            sys.clone(),
+            (0x80_0000_0000, 1 << 20),
+        );
+        assert!(matches!(
+            bus.write_u32(Target::Bus(a.bus), 1),
+            Err(BusFault::NoBusMaster {
+                access: Access::Write,
+                ..
+            })
+        ));
+        assert!(matches!(
+            bus.read_u32(Target::Bus(0x80_0000_0000)),
+            Err(BusFault::NoBusMaster { .. })
+        ));
+        bus.write_u32(Target::Vram(0x100), 5).unwrap();
+        bus.set_bus_master(true);
+        bus.write_u32(Target::Bus(a.bus), 1).unwrap();
+        assert_eq!(bus.read_u32(Target::Bus(a.bus)), Ok(1));
     }
 
     #[test]
@@ -581,11 +924,12 @@ mod tests {
         let sysmem = Arc::new(SysMem::new());
         let peer = Arc::new(Vram::new(1 << 30).unwrap());
         sysmem.attach_bar(0xc0_0000_0000, 1 << 30, peer.clone());
-        let bus = Bus {
-            vram: Arc::new(Vram::new(1 << 30).unwrap()),
-            sysmem: sysmem.clone(),
-            bar1: (0x80_0000_0000, 1 << 30),
-        };
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 30).unwrap()),
+            sysmem.clone(),
+            (0x80_0000_0000, 1 << 30),
+        );
+        bus.set_bus_master(true);
         bus.write_u32(Target::Bus(0xc0_0000_2000), 7).unwrap();
         assert_eq!(peer.read_u32(0x2000), Ok(7));
         assert!(

@@ -114,31 +114,38 @@ impl Platform for SimPlatform {
         Some(unsafe { SharedMem::from_raw(vram.as_ptr(), len, bus) })
     }
 
-    fn dma_alloc(&mut self, bytes: usize, _contiguous: bool) -> Result<DmaMemory, PlatformError> {
+    fn dma_alloc(&mut self, bytes: usize, contiguous: bool) -> Result<DmaMemory, PlatformError> {
         if self.gpu.is_gone() {
             return Err(PlatformError::DeviceGone);
         }
-        let a = self
-            .gpu
-            .bus()
-            .sysmem
-            .alloc(bytes)
-            .map_err(|e| PlatformError::Failed {
-                step: "simulated DMA allocation",
-                source: Box::new(e),
-            })?;
+        if bytes == 0 || !bytes.is_multiple_of(DMA_PAGE) {
+            return Err(PlatformError::Unsupported(
+                "DMA allocations that are not a non-zero multiple of 4 KiB",
+            ));
+        }
+        let sysmem = &self.gpu.bus().sysmem;
+        // Scattered pages unless one range is asked for, as an IOMMU may hand them out: code
+        // that assumes contiguity it did not ask for breaks here, not on a real machine.
+        let a = if contiguous {
+            sysmem.alloc(bytes)
+        } else {
+            sysmem.alloc_scattered(bytes)
+        }
+        .map_err(|e| PlatformError::Failed {
+            step: "simulated DMA allocation",
+            source: Box::new(e),
+        })?;
         self.dma.insert(a.id, a.len);
-        let pages = a.len / DMA_PAGE;
         Ok(DmaMemory {
             // SAFETY: the allocation stays mapped until `dma_free` gives this id back, and is
             // only accessed with volatile copies by the device.
             cpu: unsafe { SharedMem::from_raw(a.ptr, a.len, a.bus) },
-            bus_pages: (0..pages).map(|i| a.bus + (i * DMA_PAGE) as u64).collect(),
+            bus_pages: a.pages,
             id: a.id,
         })
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         if self.dma.remove(&mem.id).is_some() {
             self.gpu.bus().sysmem.free(mem.id);
         }
@@ -186,6 +193,31 @@ mod tests {
     use crate::units::identity;
 
     #[test]
+    fn dma_memory_is_scattered_unless_contiguous_is_asked_and_whole_pages_only() {
+        let gpu = Arc::new(SimGpu::new(SimChip::Gh100).unwrap());
+        let mut p = SimPlatform::new(gpu);
+        let s = p.dma_alloc(4 * DMA_PAGE, false).unwrap();
+        assert_eq!(s.bus_pages.len(), 4);
+        assert!(!s.is_contiguous(), "{:x?}", s.bus_pages);
+        let c = p.dma_alloc(4 * DMA_PAGE, true).unwrap();
+        assert!(c.is_contiguous());
+        assert!(matches!(
+            p.dma_alloc(100, false),
+            Err(PlatformError::Unsupported(_))
+        ));
+        assert!(matches!(
+            p.dma_alloc(0, true),
+            Err(PlatformError::Unsupported(_))
+        ));
+        // SAFETY: no view of either is used after this and no device uses them.
+        unsafe {
+            p.dma_free(s);
+            p.dma_free(c);
+        }
+        assert_eq!(p.dma_outstanding(), 0);
+    }
+
+    #[test]
     fn identity_wpr2_reset_and_unplug() {
         let faults = FaultPlan {
             wpr2_left_up: true,
@@ -218,7 +250,8 @@ mod tests {
             7,
             "the device sees what the CPU wrote"
         );
-        p.dma_free(d);
+        // SAFETY: no view of `d` is used after this; the simulated GPU was told nothing.
+        unsafe { p.dma_free(d) };
         assert_eq!(gpu.bus().sysmem.mapped().1, 0);
 
         gpu.unplug();

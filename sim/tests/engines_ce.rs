@@ -134,6 +134,46 @@ fn host_to_vram_to_host_with_a_four_word_release() {
 }
 
 #[test]
+fn a_release_after_copies_without_flush_enable_is_warned_about() {
+    let chip = SimChip::Gh100;
+    let class = copy_class(chip);
+    let mut rig = Rig::new(chip, FaultPlan::default());
+    let (src, dst, sem) = (
+        rig.sys_buffer(4096),
+        rig.sys_buffer(4096),
+        rig.sys_buffer(4096),
+    );
+    let mut ch = rig.channel(Engine::Copy(0), &[class]);
+    let warned = |rig: &Rig| {
+        rig.gpu
+            .log()
+            .warnings()
+            .iter()
+            .any(|w| w.contains("without FLUSH_ENABLE"))
+    };
+    // Flushed, as nvbare and tinygrad release: no warning.
+    let mut p = Push::new();
+    p.inc(CE, SET_OBJECT, &[class]);
+    linear_copy(&mut p, src.va, dst.va, 64, 0);
+    ce_release(&mut p, sem.va, 1, SEM_ONE_WORD);
+    rig.submit(&mut ch, p.words());
+    rig.wait("the flushed release", |r| r.read_u64(&sem, 0) == 1);
+    assert!(!warned(&rig));
+    // The same release without FLUSH_ENABLE.
+    let mut p = Push::new();
+    linear_copy(&mut p, src.va, dst.va, 64, 0);
+    p.inc(
+        CE,
+        SET_SEMAPHORE_A,
+        &[(sem.va >> 32) as u32, sem.va as u32, 2, 0],
+    )
+    .inc(CE, LAUNCH_DMA, &[SEM_ONE_WORD | SEM_PAYLOAD_64]);
+    rig.submit(&mut ch, p.words());
+    rig.wait("the unflushed release", |r| r.read_u64(&sem, 0) == 2);
+    assert!(warned(&rig), "{:?}", rig.gpu.log().warnings());
+}
+
+#[test]
 fn multi_line_pitch_copies_and_physical_sources() {
     let mut rig = Rig::new(SimChip::Gh100, FaultPlan::default());
     let src = rig.vram_buffer(64 << 10);

@@ -260,3 +260,60 @@ fn without_bus_mastering_nothing_reaches_host_memory() {
     assert_eq!(rig.read_u64(&vram, 0), 0);
     assert_eq!(rig.read_u64(&sem, 0), 0, "no DMA to host memory");
 }
+
+#[test]
+fn gpput_is_read_again_only_after_a_doorbell() {
+    let mut rig = Rig::new(SimChip::Gh100, FaultPlan::default());
+    let sem = rig.sys_buffer(4096);
+    let mut ch = rig.channel(Engine::Graphics, &[HOPPER_COMPUTE_A]);
+    // Parked on an acquire the CPU satisfies later.
+    let mut p = Push::new();
+    p.acquire(sem.va, 1).release(sem.va + 0x100, 2);
+    rig.submit(&mut ch, p.words());
+    rig.settle();
+    // A new entry published without a doorbell while the channel is parked...
+    let mut q = Push::new();
+    q.release(sem.va + 0x200, 3);
+    let va = rig.pushbuffer(q.words());
+    rig.put_entry(&mut ch, gp_entry(va, q.words().len() as u32));
+    rig.write(&sem, 0, &1u64.to_le_bytes());
+    rig.wait("the parked release", |r| r.read_u64(&sem, 0x100) == 2);
+    rig.settle();
+    // ...is not fetched until one rings.
+    assert_eq!(
+        rig.read_u64(&sem, 0x200),
+        0,
+        "GPPut read without a doorbell"
+    );
+    rig.ring(&ch);
+    rig.wait("the release after the doorbell", |r| {
+        r.read_u64(&sem, 0x200) == 3
+    });
+}
+
+#[test]
+fn a_channel_freed_and_allocated_again_starts_afresh() {
+    let mut rig = Rig::new(SimChip::Gh100, FaultPlan::default());
+    let sem = rig.sys_buffer(4096);
+    let mut ch = rig.channel(Engine::Graphics, &[HOPPER_COMPUTE_A]);
+    let mut p = Push::new();
+    p.release(sem.va, 1);
+    rig.submit(&mut ch, p.words());
+    rig.wait("the first release", |r| r.read_u64(&sem, 0) == 1);
+    // The same token, ring and USERD, allocated again: a new channel, GPGet 0.
+    let token = ch.token;
+    rig.gpu.with_world(|w| {
+        let mut rec = w.channels.remove(&token).unwrap();
+        rec.generation = w.new_channel_generation();
+        w.channels.insert(token, rec);
+    });
+    let mut q = Push::new();
+    q.release(sem.va, 7);
+    let va = rig.pushbuffer(q.words());
+    ch.put = 0;
+    rig.put_entry(&mut ch, gp_entry(va, q.words().len() as u32));
+    rig.ring(&ch);
+    rig.wait("the new channel's first entry", |r| {
+        r.read_u64(&sem, 0) == 7
+    });
+}

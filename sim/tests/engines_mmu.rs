@@ -9,7 +9,8 @@ use nvbare_mmu::{Aperture, PhysRange, PteAttributes};
 use nvbare_sim::device::Engine;
 use nvbare_sim::memory::{Access, Target};
 use nvbare_sim::units::mmu::{
-    FAULT_PDE, FAULT_PTE, FAULT_RO, FAULT_UNSUPPORTED_APERTURE, MMU_INVALIDATE,
+    FAULT_PDE, FAULT_PTE, FAULT_RO, FAULT_UNSUPPORTED_APERTURE, MMU_INVALIDATE, MMU_INVALIDATE_PDB,
+    MMU_INVALIDATE_UPPER_PDB,
 };
 use nvbare_sim::{FaultPlan, SimChip};
 
@@ -179,6 +180,56 @@ fn translations_are_cached_until_invalidated() {
     rig.submit(&mut ch, p.words());
     rig.wait("the release after MEM_OP_D", |r| {
         r.read_u64(&at(old), 0) == 4
+    });
+    assert_eq!(rig.error(&ch), None);
+}
+
+#[test]
+fn an_invalidate_of_one_pdb_drops_only_that_address_spaces_translations() {
+    let mut rig = Rig::new(SimChip::Gh100, FaultPlan::default());
+    let mut ch = rig.channel(Engine::Graphics, &[HOPPER_COMPUTE_A]);
+    let va = rig.vas.alloc(4096, 4096).unwrap();
+    let (old, new) = (
+        rig.vram.alloc(4096, 4096).unwrap(),
+        rig.vram.alloc(4096, 4096).unwrap(),
+    );
+    let attrs = PteAttributes::new(Aperture::Video);
+    rig.space
+        .map(va, &[PhysRange::new(old, 4096)], attrs)
+        .unwrap();
+    let at = |pa| Buffer {
+        va,
+        len: 4096,
+        at: Target::Vram(pa),
+    };
+    release_to(&mut rig, &mut ch, va, 1);
+    rig.wait("the first release", |r| r.read_u64(&at(old), 0) == 1);
+    rig.space.unmap(va, 4096).unwrap();
+    rig.space
+        .map(va, &[PhysRange::new(new, 4096)], attrs)
+        .unwrap();
+    // ONE PDB (ALL_PDB clear), naming another address space: the channel's translation
+    // stays, and the simulator says no VA space has that PDB.
+    let root = rig.space.root().addr;
+    let pdb = |addr: u64| ((addr >> 12) as u32) << 4;
+    rig.gpu
+        .bar0_write(MMU_INVALIDATE_PDB, pdb(root + 0x10_0000));
+    rig.gpu.bar0_write(MMU_INVALIDATE_UPPER_PDB, 0);
+    rig.gpu
+        .bar0_write(MMU_INVALIDATE, INVALIDATE_ALL & !(1 << 1));
+    release_to(&mut rig, &mut ch, va, 2);
+    rig.wait("the release through the kept translation", |r| {
+        r.read_u64(&at(old), 0) == 2
+    });
+    let warnings = rig.gpu.log().warnings().join("\n");
+    assert!(warnings.contains("no VA space has"), "{warnings}");
+    // Naming the channel's own page directory drops its translation.
+    rig.gpu.bar0_write(MMU_INVALIDATE_PDB, pdb(root));
+    rig.gpu
+        .bar0_write(MMU_INVALIDATE, INVALIDATE_ALL & !(1 << 1));
+    release_to(&mut rig, &mut ch, va, 3);
+    rig.wait("the release after the invalidate", |r| {
+        r.read_u64(&at(new), 0) == 3
     });
     assert_eq!(rig.error(&ch), None);
 }

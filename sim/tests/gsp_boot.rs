@@ -337,6 +337,44 @@ fn commands_need_the_doorbell_and_bad_ones_are_dropped() {
 }
 
 #[test]
+fn gsp_rm_reaches_host_memory_only_with_bus_mastering_on() {
+    let Some(mut rig) = Rig::new(SimChip::Gh100, FaultPlan::default()) else {
+        return;
+    };
+    rig.boot();
+    let static_info = RpcFunction::GetGspStaticInfo.as_u32();
+    rig.call(static_info, &[0; 4]);
+    // PCI_COMMAND: memory space on, bus mastering off.
+    assert!(rig.gpu.config_write(4, 2, 0x2));
+    rig.send(static_info, &[0; 4]);
+    wait_for_log(&rig, "while bus mastering is off");
+    assert!(rig.recv().is_none(), "no reply without DMA");
+    // Back on: the queued command is read at the next doorbell and answered.
+    assert!(rig.gpu.config_write(4, 2, 0x6));
+    rig.gpu.bar0_write(GSP_QUEUE_HEAD0, 0);
+    let (h, _) = rig.wait_for(static_info, 2000);
+    assert_eq!(h.rpc_result, 0);
+}
+
+#[test]
+fn an_out_of_range_write_pointer_is_read_as_nothing() {
+    let Some(mut rig) = Rig::new(SimChip::Gh100, FaultPlan::default()) else {
+        return;
+    };
+    rig.boot();
+    let static_info = RpcFunction::GetGspStaticInfo.as_u32();
+    rig.call(static_info, &[0; 4]);
+    // 1000 is far past the 63 entries; modulo the ring it would name entries never written.
+    rig.write(rig.cmdq() + 16, &1000u32.to_le_bytes());
+    rig.gpu.bar0_write(GSP_QUEUE_HEAD0, 0);
+    wait_for_log(&rig, "writePtr 1000 is not below its msgCount");
+    assert!(rig.recv().is_none(), "nothing was read, nothing answered");
+    // The next message (which puts the right writePtr back) is the next one read.
+    let (h, _) = rig.call(static_info, &[0; 4]);
+    assert_eq!(h.rpc_result, 0);
+}
+
+#[test]
 fn static_info_is_realistic() {
     let Some(mut rig) = Rig::new(SimChip::Gh100, FaultPlan::default()) else {
         return;

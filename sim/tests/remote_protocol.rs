@@ -276,6 +276,54 @@ fn host_memory_goes_with_its_connection() {
 }
 
 #[test]
+fn grants_per_connection_are_capped() {
+    use nvbare_sim::remote::MAX_GRANTS_PER_CONNECTION;
+    let server = serve(ServeConfig::new(SimChip::Gb202, loopback(), 1)).unwrap();
+    let mut c = Client::connect(server.addr());
+    for _ in 0..MAX_GRANTS_PER_CONNECTION {
+        let (n, _) = c.rpc(Command::MapSysmem, 0, 0, [4096, 0, 0], &[]).unwrap();
+        c.recv(n as usize);
+    }
+    let e = c
+        .rpc(Command::MapSysmem, 0, 0, [4096, 0, 0], &[])
+        .unwrap_err();
+    assert!(e.contains("the most one may"), "{e}");
+    // Another connection still gets memory.
+    let mut d = Client::connect(server.addr());
+    let (n, _) = d.rpc(Command::MapSysmem, 0, 0, [4096, 0, 0], &[]).unwrap();
+    d.recv(n as usize);
+    assert_eq!(server.sysmem().mapped().1, MAX_GRANTS_PER_CONNECTION + 1);
+}
+
+#[test]
+fn connections_beyond_the_cap_are_closed() {
+    use nvbare_sim::remote::MAX_CONNECTIONS;
+    let server = serve(ServeConfig::new(SimChip::Gb202, loopback(), 1)).unwrap();
+    let mut held: Vec<Client> = (0..MAX_CONNECTIONS)
+        .map(|_| Client::connect(server.addr()))
+        .collect();
+    for c in &mut held {
+        assert_eq!(c.read32(0, 0) >> 20, 0x1b2, "served (GB202's PMC_BOOT_0)");
+    }
+    let mut extra = Client::connect(server.addr());
+    let mut b = [0u8; 1];
+    extra.send(Command::Ping, 0, 0, [0; 3], &[]);
+    assert!(
+        matches!(extra.0.read(&mut b), Ok(0) | Err(_)),
+        "closed without an answer"
+    );
+    assert!(
+        server
+            .stats()
+            .refusals
+            .iter()
+            .any(|r| r.contains("connections are served")),
+        "{:?}",
+        server.stats().refusals
+    );
+}
+
+#[test]
 fn loopback_only_unless_allowed() {
     let any: SocketAddr = "0.0.0.0:0".parse().unwrap();
     assert!(matches!(

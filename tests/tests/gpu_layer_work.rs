@@ -188,6 +188,54 @@ fn a_full_arena_on_a_hung_gpu_times_out_then_recovers() {
 }
 
 #[test]
+fn a_launch_that_was_not_submitted_gives_its_arena_slot_back() {
+    let arena = 16 << 10;
+    let c = GpuConfig {
+        ring_entries: 4,
+        arena,
+        timeout_ns: 20_000_000,
+        ..config()
+    };
+    let mut gpu = open_with(TestBackend::new(), c);
+    let k = gpu.load(SM90, "empty_kernel").unwrap();
+    gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    let f = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    gpu.wait(f).unwrap();
+    let slot = {
+        let m = gpu.backend().gpu();
+        m.launches[1].qmd_va - m.launches[0].qmd_va
+    };
+    let fit = arena / slot;
+    // A ring of 4 holds 3 entries the GPU has not fetched: the 4th launch is not submitted.
+    gpu.backend().gpu().running = false;
+    for _ in 0..3 {
+        gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    }
+    let e = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap_err();
+    assert!(matches!(e, GpuError::Submit(_)), "{e}");
+    let handle = gpu.backend().gpu_handle();
+    {
+        let mut m = handle.lock().unwrap();
+        m.running = true;
+        m.run_all();
+    }
+    // Slots 0..3 are done, the failed launch's slot 3 is free again: from slot 3 to the end
+    // and then slots 0 and 1 hold `fit - 1` slots of one batch. Had the failed launch kept
+    // slot 3 for a value never submitted, only `fit - 2` would fit.
+    let f = gpu
+        .launch_many(&k, [1, 1, 1], [1, 1, 1], &[], (fit - 1) as u32)
+        .unwrap();
+    gpu.wait(f).unwrap();
+    // A batch larger than the arena is refused at once, not after a wait for itself.
+    let e = gpu
+        .launch_many(&k, [1, 1, 1], [1, 1, 1], &[], (fit + 1) as u32)
+        .unwrap_err();
+    assert!(matches!(e, GpuError::ArenaTooSmall { .. }), "{e}");
+    let f = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    gpu.wait(f).unwrap();
+}
+
+#[test]
 fn a_hung_gpu_times_out_naming_the_channel_and_its_pointers() {
     let mut gpu = open();
     let k = gpu.load(SM90, "empty_kernel").unwrap();
@@ -237,6 +285,32 @@ fn an_mmu_fault_during_a_wait_is_a_typed_report() {
             .iter()
             .any(|c| c.cmd() == Some(cmd::NV83DE_DEBUG_READ_MMU_FAULT_INFO))
     );
+}
+
+#[test]
+fn a_long_compute_wait_asks_the_debugger_only_now_and_then() {
+    let c = GpuConfig {
+        fault_poll_ns: 1_000_000,
+        ..config()
+    };
+    let mut gpu = open_with(TestBackend::new(), c);
+    let k = gpu.load(SM90, "empty_kernel").unwrap();
+    gpu.backend().gpu().running = false;
+    let f = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    let asked = |gpu: &nvbare_core::gpu::Gpu<TestBackend>| {
+        gpu.backend()
+            .calls
+            .iter()
+            .filter(|c| c.cmd() == Some(cmd::NV83DE_DEBUG_READ_MMU_FAULT_INFO))
+            .count()
+    };
+    let before = asked(&gpu);
+    let e = gpu.wait_for(f, 100_000_000).unwrap_err();
+    assert!(e.is_timeout(), "{e}");
+    // At most 100 slices of 1 ms: the debugger every 20th, and once for the timeout's report
+    // (it was asked every slice).
+    let n = asked(&gpu) - before;
+    assert!((1..=6).contains(&n), "the debugger was asked {n} times");
 }
 
 #[test]

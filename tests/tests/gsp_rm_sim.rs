@@ -309,6 +309,31 @@ fn a_failed_set_page_directory_fails_binding_the_va_space() {
 }
 
 #[test]
+fn a_device_info_table_without_end_is_an_error() {
+    let faults = FaultPlan {
+        endless_device_info: true,
+        ..FaultPlan::default()
+    };
+    let Some(e) = open_fails(SimChip::Gh100, faults) else {
+        return;
+    };
+    let OpenError::Gpu(g) = &e else {
+        panic!("not a GPU-layer error: {e}")
+    };
+    assert!(
+        matches!(
+            &**g,
+            GpuError::Backend {
+                source: GspRmError::DeviceInfoTableTooLong { entries: 256 },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    says(&e, &["MAX_DEVICES = 256"]);
+}
+
+#[test]
 fn an_fsp_error_fails_the_boot_clearly() {
     let faults = FaultPlan {
         fsp_error: Some(0x9f),
@@ -466,6 +491,81 @@ fn a_vanished_device_ends_waits_and_the_close_clearly() {
     assert!(start.elapsed() < BOUND, "{e}");
     assert_eq!(p.dma_outstanding(), 0, "DMA memory freed anyway");
     eprintln!("{e}");
+}
+
+#[test]
+fn an_allocation_whose_reply_is_lost_keeps_its_handle() {
+    use nvbare_core::rm::RmApi;
+    use nvbare_gsp::rm::classes::NV01_MEMORY_VIRTUAL;
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let device = gpu.objects().device;
+    let before = gpu.backend().live_objects();
+    g.inject(|f| f.lose_reply_to = Some(RpcFunction::GspRmAlloc.as_u32()));
+    let e = gpu
+        .backend_mut()
+        .alloc_raw(device, NV01_MEMORY_VIRTUAL, &mut [])
+        .expect_err("no reply");
+    assert!(matches!(e, GspRmError::Rpc { .. }), "{e}");
+    // GSP-RM made the object: its handle is not handed out again (GSP-RM would refuse it
+    // as a duplicate), and it is counted, to be freed with the client.
+    g.inject(|f| f.lose_reply_to = None);
+    gpu.backend_mut()
+        .alloc_raw(device, NV01_MEMORY_VIRTUAL, &mut [])
+        .unwrap_or_else(|e| panic!("a fresh handle: {e}\n{}", sim_log(gpu.backend().platform())));
+    assert_eq!(gpu.backend().live_objects(), before + 2);
+    close_clean(gpu, &g);
+}
+
+#[test]
+fn a_reply_with_a_short_parameter_block_is_an_error() {
+    use nvbare_core::rm::RmApi;
+    use nvbare_gsp::rm::alloc::MemoryVirtualAllocParams;
+    use nvbare_gsp::rm::classes::NV01_MEMORY_VIRTUAL;
+    use nvbare_gsp::rm::ctrl::cmd;
+    use nvbare_gsp::rm::ctrl::subdevice::FifoDeviceInfoTableParams;
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let mut gpu = open(&g, &files, &quick_options());
+    let (device, subdevice) = (gpu.objects().device, gpu.objects().subdevice);
+    let before = gpu.backend().live_objects();
+    g.inject(|f| f.short_reply_to = Some(RpcFunction::GspRmAlloc.as_u32()));
+    let mut p = MemoryVirtualAllocParams::default();
+    let e = gpu
+        .backend_mut()
+        .alloc(device, NV01_MEMORY_VIRTUAL, &mut p)
+        .expect_err("parameters not read back");
+    assert!(
+        matches!(
+            e,
+            GspRmError::ReplySize {
+                sent: 24,
+                got: 20,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        gpu.backend().live_objects(),
+        before + 1,
+        "the object was made"
+    );
+    g.inject(|f| f.short_reply_to = Some(RpcFunction::GspRmControl.as_u32()));
+    let mut t = FifoDeviceInfoTableParams::default();
+    let e = gpu
+        .backend_mut()
+        .control(subdevice, cmd::NV2080_FIFO_GET_DEVICE_INFO_TABLE, &mut t)
+        .expect_err("parameters not read back");
+    assert!(matches!(e, GspRmError::ReplySize { .. }), "{e}");
+    says(&e, &["bytes of parameters"]);
+    g.inject(|f| f.short_reply_to = None);
+    close_clean(gpu, &g);
 }
 
 /// The same scenarios over another platform: `host::remote::Remote`, tinygrad's remote PCI

@@ -143,7 +143,7 @@ pub enum BootErrorKind {
         /// The register's value (MiB).
         mib: u32,
     },
-    /// The WPR2 region asked for does not fit in VRAM.
+    /// The WPR2 region asked for would take more than half of VRAM.
     LayoutDoesNotFit {
         /// Usable VRAM.
         fb_size: u64,
@@ -422,8 +422,8 @@ impl fmt::Display for BootErrorKind {
             ),
             LayoutDoesNotFit { fb_size, needed } => write!(
                 f,
-                "GSP-RM needs {needed:#x} bytes at the top of FB, more than the {fb_size:#x} \
-                 bytes of VRAM"
+                "GSP-RM needs {needed:#x} bytes at the top of FB, more than half of the \
+                 {fb_size:#x} bytes of VRAM"
             ),
             Firmware { file, chip, source } => {
                 write!(f, "{} for {chip}: {source}", file.file_name())

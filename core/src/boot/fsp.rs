@@ -284,6 +284,15 @@ pub fn wait_released(
             });
         }
     }
+    // kgspBootstrap_GH100 reads MAILBOX0 once more after the wait: an error the FMC wrote as
+    // it released lockdown (after this poll's mailbox read) fails the boot too; by then
+    // GSP-FMC has consumed (cleared) the boot-args address, so any non-zero value is one.
+    let mailbox0 = FalconMailbox0::read(p, gsp).raw();
+    present(p, mailbox0)?;
+    if mailbox0 != 0 {
+        let mailbox1 = FalconMailbox1::read(p, gsp).raw();
+        return Err(BootErrorKind::FmcError { mailbox0, mailbox1 });
+    }
     FalconOs::default().with_version(app_version).write(p, gsp);
     // kflcnIsRiscvActive: NV_PRISCV_RISCV_CPUCTL_ACTIVE_STAT (bit 7).
     let cpuctl = RiscvCpuctl::read(p, RiscvBase::GSP);

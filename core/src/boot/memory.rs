@@ -90,7 +90,9 @@ impl BootMemory {
             None
         };
         if let Some(why) = why {
-            platform.dma_free(mem);
+            // SAFETY: `mem` was allocated just above; no view of it was taken and the device
+            // was told nothing about it.
+            unsafe { platform.dma_free(mem) };
             return Err(BootErrorKind::BadDmaMemory {
                 what: region.what(),
                 why,
@@ -124,10 +126,16 @@ impl BootMemory {
         self.regions.is_empty()
     }
 
-    /// Gives every allocation back. The caller guarantees the device no longer uses them.
-    pub fn free_all(&mut self, platform: &mut impl Platform) {
+    /// Gives every allocation back.
+    ///
+    /// # Safety
+    /// As [`Platform::dma_free`] for every region: no view of their memory lives (the RPC
+    /// channel's queues and log buffers are dropped) and the device no longer uses them
+    /// (GSP-RM halted, or the device was reset, or it was never started).
+    pub unsafe fn free_all(&mut self, platform: &mut impl Platform) {
         for (_, mem) in self.regions.drain(..) {
-            platform.dma_free(mem);
+            // SAFETY: this function's contract, for every region.
+            unsafe { platform.dma_free(mem) };
         }
     }
 }

@@ -237,7 +237,10 @@ pub fn boot<P: Platform>(
             }
             // The channel's views of the memory go before the memory does.
             drop(rpc);
-            memory.free_all(&mut p);
+            // SAFETY: the RPC channel (the only holder of views of this memory: queues and
+            // log buffers) is dropped; before the COT message nothing on the GPU knows the
+            // memory, after it bus mastering is off and the GPU reset.
+            unsafe { memory.free_all(&mut p) };
             Err(Box::new(BootFailure { error, platform: p }))
         }
     }
@@ -247,7 +250,12 @@ pub fn boot<P: Platform>(
 fn failure(stage: Stage, kind: BootErrorKind, rpc: Option<&GspRpc>) -> BootError {
     let (kind, diagnostics) = match kind {
         BootErrorKind::Rpc(mut e) => {
-            let d = core::mem::take(&mut e.diagnostics);
+            let mut d = core::mem::take(&mut e.diagnostics);
+            if d.is_empty() {
+                // A refusal carries none (they are read only for real failures); a failed
+                // boot shows them.
+                d = rpc.map_or_else(GspDiagnostics::default, GspRpc::diagnostics);
+            }
             (BootErrorKind::Rpc(e), d)
         }
         other => (

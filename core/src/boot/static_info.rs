@@ -235,7 +235,12 @@ pub fn query<P: Platform>(rpc: &mut Rpc<'_, P>) -> Result<StaticInfo, BootErrorK
     // sm_12x), as the nvk backend derives them; the design's count when none is reported.
     let per_sm = if g.sm_version == 0x800 { 64 } else { 128 };
     g.sm_count = match v(ix::GPU_CORE_COUNT) {
-        0 => g.gpcs * g.tpcs_per_gpc * g.sms_per_tpc,
+        // Firmware-reported counts: a product that overflows makes no sense.
+        0 => g
+            .gpcs
+            .checked_mul(g.tpcs_per_gpc)
+            .and_then(|n| n.checked_mul(g.sms_per_tpc))
+            .ok_or(BootErrorKind::UnexpectedReply { what })?,
         cores => cores / per_sm,
     };
     info.gr = g;

@@ -52,7 +52,11 @@ pub fn run<P: Platform>(
     match rpc.on(&*p).call_within(&unload, timeouts.rpc_reply_ns) {
         Ok(_) => report.unloaded = true,
         Err(mut e) => {
-            let diagnostics = core::mem::take(&mut e.diagnostics);
+            let mut diagnostics = core::mem::take(&mut e.diagnostics);
+            if diagnostics.is_empty() {
+                // A refusal carries none: read them for the report.
+                diagnostics = rpc.diagnostics();
+            }
             first_error = Some(BootError {
                 stage: Stage::Teardown,
                 kind: BootErrorKind::Rpc(e),
@@ -98,7 +102,9 @@ pub fn run<P: Platform>(
     report.freed = memory.len();
     // The channel's views of the memory go before the memory does.
     drop(rpc);
-    memory.free_all(p);
+    // SAFETY: the RPC channel, the only holder of views of this memory, is dropped; GSP-RM
+    // halted, or bus mastering is off and the GPU reset (`quiesce_and_reset` above).
+    unsafe { memory.free_all(p) };
     let result = match first_error {
         None => Ok(report),
         Some(e) => Err(e),

@@ -300,8 +300,8 @@ pub trait Backend: RmApi {
         Ok(())
     }
 
-    /// The doorbell token from RM's work-submit token (GB20x on the VFIO path ORs in bit 30
-    /// and the runlist; nvk uses RM's as is).
+    /// The doorbell token from RM's work-submit token (the VFIO path ORs in the runlist
+    /// (`<< 16`) on every arch, and bit 30 on GB20x; nvk uses RM's as is).
     fn submit_token(&mut self, _channel: Handle, rm_token: u32) -> Result<u32, Self::Error> {
         Ok(rm_token)
     }

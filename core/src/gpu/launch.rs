@@ -201,11 +201,13 @@ impl<B: Backend> Gpu<B> {
                 return Ok(at as u64);
             }
             match self.arena.ring.oldest_value() {
-                Some(value) => self.wait(Fence {
+                // Only a submitted value will pass; the oldest slot can be this very
+                // submission's (a batch larger than the arena).
+                Some(value) if value <= self.queues[ci].submitted => self.wait(Fence {
                     engine: Engine::Compute,
                     value,
                 })?,
-                None => {
+                _ => {
                     return Err(GpuError::ArenaTooSmall {
                         bytes,
                         arena: self.arena.buf.size(),
@@ -248,6 +250,7 @@ impl<B: Backend> Gpu<B> {
         let bank = &mut bytes[qmd_len as usize..];
         let mut qmd = if reuse {
             // Same shape: only bank 0's address and the parameters differ.
+            // PANIC: `reuse` is true only when `t` is `Some`.
             let t = t.as_ref().expect("checked above");
             let mut qmd = t.qmd.clone();
             qmd.set_constant_buffer(ConstantBuffer {
@@ -401,13 +404,37 @@ impl<B: Backend> Gpu<B> {
         cfg: &LaunchConfig,
         params: &[u8],
     ) -> Result<Fence, GpuError<B::Error>> {
+        let value = self.queues[queue_index(Engine::Compute)].submitted + 1;
+        match self.launch_value(pb, k, cfg, params, value) {
+            Ok(()) => Ok(Fence {
+                engine: Engine::Compute,
+                value,
+            }),
+            Err(e) => {
+                // Not submitted: its arena slot waits for no value.
+                self.arena.ring.unwind(value);
+                Err(e)
+            }
+        }
+    }
+
+    /// Prepares, writes and submits one launch that releases `value` (its slot is committed
+    /// for `value`, which the caller unwinds if this fails).
+    #[inline]
+    fn launch_value(
+        &mut self,
+        pb: &mut PushBuffer,
+        k: &Kernel<B::Memory>,
+        cfg: &LaunchConfig,
+        params: &[u8],
+        value: u64,
+    ) -> Result<(), GpuError<B::Error>> {
         let ci = queue_index(Engine::Compute);
         #[cfg(feature = "probe")]
         let t0 = self
             .profile
             .is_some()
             .then(|| self.backend.clock().now_ns());
-        let value = self.queues[ci].submitted + 1;
         let mut s = self.prepare(k, cfg, params, Some(value), value)?;
         #[cfg(feature = "probe")]
         let t1 = t0.map(|_| self.backend.clock().now_ns());
@@ -434,10 +461,7 @@ impl<B: Backend> Gpu<B> {
                 p.launches += 1;
             }
         }
-        Ok(Fence {
-            engine: Engine::Compute,
-            value,
-        })
+        Ok(())
     }
 
     /// Launches `k` `count` times in one submission (one GPFIFO entry, one
@@ -455,25 +479,35 @@ impl<B: Backend> Gpu<B> {
         let value = self.queues[ci].submitted + 1;
         let mut pb = PushBuffer::with_capacity(4 * count as usize);
         let cfg = shape(grid, block);
-        for i in 0..count {
-            let release = (i + 1 == count).then_some(value);
-            let mut s = self.prepare(k, &cfg, params, release, value)?;
-            self.write_launch(&mut s)?;
-            self.slot_bytes.push(core::mem::take(&mut s.bytes));
-            compute::launch_qmd(&mut pb, s.qmd_va, PcasAction::PrefetchSchedule)?;
+        let mut submit = || {
+            for i in 0..count {
+                let release = (i + 1 == count).then_some(value);
+                let mut s = self.prepare(k, &cfg, params, release, value)?;
+                self.write_launch(&mut s)?;
+                self.slot_bytes.push(core::mem::take(&mut s.bytes));
+                compute::launch_qmd(&mut pb, s.qmd_va, PcasAction::PrefetchSchedule)?;
+            }
+            let timeout = self.config.timeout_ns;
+            self.queues[ci].submit(
+                self.backend.usermode(),
+                self.backend.clock(),
+                timeout,
+                &pb,
+                value,
+            )?;
+            Ok(())
+        };
+        match submit() {
+            Ok(()) => Ok(Fence {
+                engine: Engine::Compute,
+                value,
+            }),
+            Err(e) => {
+                // Not submitted: none of its arena slots waits for a value.
+                self.arena.ring.unwind(value);
+                Err(e)
+            }
         }
-        let timeout = self.config.timeout_ns;
-        self.queues[ci].submit(
-            self.backend.usermode(),
-            self.backend.clock(),
-            timeout,
-            &pb,
-            value,
-        )?;
-        Ok(Fence {
-            engine: Engine::Compute,
-            value,
-        })
     }
 }
 

@@ -56,7 +56,8 @@ pub struct GpuConfig {
     pub arena: u64,
     /// How long any wait may last before it is reported as a stall (ns).
     pub timeout_ns: u64,
-    /// How often a long compute wait asks whether the channel faulted (ns).
+    /// How often a long compute wait asks whether the channel faulted (ns): the backend's
+    /// events every slice, the debugger's error states every 20th.
     pub fault_poll_ns: u64,
     /// Where the shared-memory window sits in the GPU VA space (above any buffer).
     pub shared_window: u64,
@@ -330,12 +331,26 @@ impl<B: Backend> Gpu<B> {
             arena,
             local,
             pool,
+            queues,
+            #[cfg(feature = "probe")]
+            fetch_stamp,
             ..
         } = self;
+        // The views into the memory (rings, USERD, semaphores, pushbuffers, the arena's
+        // mapping) go before the memory does: the backend may unmap it.
+        drop(queues);
+        #[cfg(feature = "probe")]
+        drop(fetch_stamp);
+        let Arena {
+            buf: arena,
+            mem,
+            ring,
+        } = arena;
+        drop((mem, ring));
         for b in held {
             backend.free_memory(b);
         }
-        backend.free_memory(arena.buf);
+        backend.free_memory(arena);
         if let Some((b, _)) = local {
             backend.free_memory(b);
         }
@@ -486,7 +501,8 @@ impl<B: Backend> Gpu<B> {
         let info = cubin.kernel(name)?.clone().into_owned();
         // CAST: a module image is far below 2^64 bytes.
         let size = cubin.load_image(0)?.bytes.len() as u64;
-        let code = self.alloc(size + 0x100, Placement::Vram, true)?;
+        // Saturating: a size near 2^64 fails the allocation instead of wrapping.
+        let code = self.alloc(size.saturating_add(0x100), Placement::Vram, true)?;
         let image = cubin.load_image(code.gpu_va())?;
         let written = view(&code, 0, size).and_then(|m| Ok(m.write_bytes(0, &image.bytes)?));
         if let Err(e) = written {
@@ -537,15 +553,26 @@ impl<B: Backend> Gpu<B> {
         self.sync()?;
         let buf = self.alloc(total, Placement::Vram, false)?;
         let mut pb = PushBuffer::new();
-        compute::set_local_memory(
+        let submitted = compute::set_local_memory(
             &mut pb,
             &LocalMemory {
                 va: buf.gpu_va(),
                 bytes_per_tpc: per_tpc,
                 total_bytes: total,
             },
-        )?;
-        let f = self.submit(Engine::Compute, pb)?;
+        )
+        .map_err(GpuError::from)
+        .and_then(|()| self.submit(Engine::Compute, pb));
+        let f = match submitted {
+            Ok(f) => f,
+            Err(e) => {
+                // Never submitted: the GPU does not know the buffer.
+                self.free(buf);
+                return Err(e);
+            }
+        };
+        // A failed wait keeps the buffer (the GPU may already use it as local memory, and
+        // the old one too): it stays allocated until the backend closes.
         self.wait(f)?;
         if let Some((old, _)) = self.local.replace((buf, want)) {
             self.free(old);

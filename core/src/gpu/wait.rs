@@ -18,6 +18,10 @@ pub enum WaitEnd {
     },
 }
 
+/// A compute wait asks the debugger for SM and MMU errors every this many fault-poll slices
+/// (once a second at the default 50 ms), besides the events it services every slice.
+const DEBUGGER_EVERY_SLICES: u32 = 20;
+
 impl<B: Backend> Gpu<B> {
     /// Waits for `fence`, up to the configured timeout.
     pub fn wait(&mut self, fence: Fence) -> Result<(), GpuError<B::Error>> {
@@ -65,6 +69,7 @@ impl<B: Backend> Gpu<B> {
         // The first slice needs no clock read of its own: a round trip's wait reads the clock
         // here and once in the semaphore wait.
         let mut slice = slice_ns.min(timeout_ns);
+        let mut slices: u32 = 0;
         loop {
             let e = match self.queues[i].wait(fence.value, self.backend.clock(), slice) {
                 Ok(()) => return Ok(WaitEnd::Reached),
@@ -74,8 +79,13 @@ impl<B: Backend> Gpu<B> {
                 let waited_ns = deadline.elapsed_ns(self.backend.clock());
                 return Err(self.stalled(e, waited_ns));
             }
+            slices = slices.wrapping_add(1);
+            // Events every slice (GSP-RM reports channel faults by event); the debugger's
+            // error states (a few RM calls of kilobytes each) only every
+            // DEBUGGER_EVERY_SLICES slices, and in full when the wait fails.
+            let ask_debugger = slices.is_multiple_of(DEBUGGER_EVERY_SLICES);
             if fence.engine == Engine::Compute
-                && let Some(report) = self.fault_report()?
+                && let Some(report) = self.fault_report_asking(ask_debugger)?
             {
                 log::warn!("fault while waiting for {fence:?}: {report}");
                 return Err(GpuError::Fault {
@@ -96,10 +106,22 @@ impl<B: Backend> Gpu<B> {
 
     /// What faulted, asking the backend's event source and the debugger.
     pub fn fault_report(&mut self) -> Result<Option<FaultReport>, GpuError<B::Error>> {
+        self.fault_report_asking(true)
+    }
+
+    /// What faulted by the backend's events, and by the debugger too when `debugger` is set
+    /// or the events name a fault (the debugger then adds the SM and MMU details).
+    fn fault_report_asking(
+        &mut self,
+        debugger: bool,
+    ) -> Result<Option<FaultReport>, GpuError<B::Error>> {
         let events = self
             .backend
             .service_events()
             .map_err(at(Step::ServiceEvents))?;
+        if !debugger && events.is_none() {
+            return Ok(None);
+        }
         let debugger = fault::read(
             &mut self.backend,
             self.channels.debugger,

@@ -56,6 +56,9 @@ pub struct Channels {
     channels: BTreeMap<Handle, ChannelRecord>,
     groups: BTreeMap<Handle, u32>,
     runlists: BTreeMap<u32, u32>,
+    /// `(channel id, runlist)` of each channel whose doorbell token was made: how GSP-RM's
+    /// error events name it.
+    ids: BTreeMap<Handle, (u32, u32)>,
 }
 
 /// Whether `class` is a GPFIFO channel class (`*_CHANNEL_GPFIFO_A`: xx6f, Volta and later).
@@ -111,10 +114,9 @@ impl Channels {
             (Some(pa), _) => desc(pa, USERD_SIZE as u64, ADDR_FBMEM),
             (None, Some(bus)) => desc(bus, USERD_SIZE as u64, ADDR_SYSMEM),
             (None, None) => {
-                return Err(MemoryError::NoCpuWindow {
-                    pa: userd_offset,
-                    size: USERD_SIZE as u64,
-                    window: m.size,
+                return Err(MemoryError::UserdOutsideBuffer {
+                    offset: userd_offset,
+                    buffer: m.size,
                 }
                 .into());
             }
@@ -183,6 +185,7 @@ impl Channels {
     pub fn freed(&mut self, mm: &mut MemoryManager, gone: &[(Handle, Object)]) {
         for (h, _) in gone {
             self.groups.remove(h);
+            self.ids.remove(h);
             if let Some(c) = self.channels.remove(h) {
                 free_memory(mm, c.memory);
             }
@@ -195,10 +198,26 @@ impl Channels {
     }
 
     /// The doorbell token of channel `h` from GSP-RM's work-submit token (its channel id).
-    pub fn token(&self, h: Handle, rm_token: u32, arch: Arch) -> Result<u32, GspRmError> {
+    /// The channel is known by that id (with its runlist) in GSP-RM's error events from now.
+    pub fn token(&mut self, h: Handle, rm_token: u32, arch: Arch) -> Result<u32, GspRmError> {
         let c = self.get(h).ok_or(GspRmError::UnknownChannel(h))?;
-        let runlist = self.runlist_of(c.engine_type).unwrap_or(0);
+        let runlist = self
+            .runlist_of(c.engine_type)
+            .ok_or(GspRmError::UnknownRunlist {
+                channel: h,
+                engine_type: c.engine_type,
+            })?;
+        self.ids.insert(h, (rm_token & 0xffff, runlist));
         Ok((rm_token & 0xffff) | runlist << 16 | doorbell_bits(arch))
+    }
+
+    /// Whether an error event naming channel id `chid` (on `runlist`, or on the runlist of
+    /// `engine_type`, where the event says) is about one of our channels.
+    pub fn owns(&self, chid: u32, runlist: Option<u32>, engine_type: Option<u32>) -> bool {
+        let runlist = runlist.or_else(|| engine_type.and_then(|t| self.runlist_of(t)));
+        self.ids
+            .values()
+            .any(|&(id, rl)| id == chid && runlist.is_none_or(|r| r == rl))
     }
 
     /// Gives back every channel's memory (their client was freed).
@@ -210,6 +229,7 @@ impl Channels {
             free_memory(mm, c.memory);
         }
         self.groups.clear();
+        self.ids.clear();
     }
 
     /// Channels known.
@@ -267,6 +287,29 @@ mod tests {
             1 << 30 | 3 << 16 | 5
         );
         assert!(c.token(0x12, 5, Arch::Hopper).is_err());
+        assert!(c.owns(5, Some(3), None), "channel id 5 on runlist 3");
+        assert!(c.owns(5, None, Some(0x0b)), "by its engine's runlist");
+        assert!(!c.owns(5, Some(0), None), "id 5 of another runlist");
+        assert!(!c.owns(6, None, None));
+        // A channel on an engine the device info table did not list has no token.
+        c.channels.insert(
+            0x13,
+            ChannelRecord {
+                engine_type: 0x0c,
+                memory,
+            },
+        );
+        let e = c.token(0x13, 5, Arch::Hopper).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                GspRmError::UnknownRunlist {
+                    channel: 0x13,
+                    engine_type: 0x0c
+                }
+            ),
+            "{e:?}"
+        );
         assert!(is_gpfifo(cls::HOPPER_CHANNEL_GPFIFO_A));
         assert!(!is_gpfifo(cls::KEPLER_CHANNEL_GPFIFO_A));
         assert!(is_compute(cls::BLACKWELL_COMPUTE_B));

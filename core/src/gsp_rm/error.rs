@@ -103,6 +103,17 @@ pub enum MemoryError {
         /// Bytes BAR1 reaches (0 without BAR1).
         window: u64,
     },
+    /// A channel's USERD offset lies outside the buffer given for it.
+    #[error(
+        "USERD at offset {offset:#x} lies outside its {buffer:#x}-byte buffer: a caller bug \
+         (USERD must be inside the channel's USERD buffer)"
+    )]
+    UserdOutsideBuffer {
+        /// The offset asked for.
+        offset: u64,
+        /// The buffer's size.
+        buffer: u64,
+    },
     /// A CPU access through BAR1 or PRAMIN fell outside the window.
     #[error("VRAM window: {0}")]
     Window(#[from] SharedMemError),
@@ -150,6 +161,21 @@ pub enum GspRmError {
         /// The call.
         call: RmCall,
     },
+    /// GSP-RM answered with a parameter block of another size than the one sent, so the
+    /// parameters it filled in cannot be read back (for an allocation: the object was made,
+    /// and is freed with its client).
+    #[error(
+        "{call}: GSP-RM's reply carries {got} bytes of parameters for the {sent} sent; the \
+         firmware does not speak the 570.144 ABI nvbare was built for: check the firmware files"
+    )]
+    ReplySize {
+        /// The call.
+        call: RmCall,
+        /// Bytes of parameters sent.
+        sent: usize,
+        /// Bytes of parameters in the reply.
+        got: usize,
+    },
     /// Every object handle is in use.
     #[error("all RM object handles are in use: free objects first")]
     OutOfHandles,
@@ -162,6 +188,31 @@ pub enum GspRmError {
     /// A channel the RM emulation did not allocate.
     #[error("channel {0:#x} was not allocated through this GSP-RM")]
     UnknownChannel(Handle),
+    /// GSP-RM's device info table listed no runlist for a channel's engine, so its doorbell
+    /// token cannot be made (a token for runlist 0 would ring another engine's channel).
+    #[error(
+        "channel {channel:#x} runs on engine type {engine_type:#x}, for which GSP-RM's device \
+         info table (NV2080_CTRL_CMD_FIFO_GET_DEVICE_INFO_TABLE) lists no runlist; allocate \
+         the channel on an engine the GPU has"
+    )]
+    UnknownRunlist {
+        /// The channel.
+        channel: Handle,
+        /// Its `NV2080_ENGINE_TYPE`.
+        engine_type: u32,
+    },
+    /// GSP-RM's device info table went on (`bMore`) past the
+    /// `NV2080_CTRL_FIFO_GET_DEVICE_INFO_TABLE_MAX_DEVICES` entries it can have.
+    #[error(
+        "GSP-RM's device info table (NV2080_CTRL_CMD_FIFO_GET_DEVICE_INFO_TABLE) still had \
+         more after {entries} entries, past its maximum of \
+         NV2080_CTRL_FIFO_GET_DEVICE_INFO_TABLE_MAX_DEVICES = 256; the firmware is not the \
+         570.144 GSP-RM or is misbehaving: reset the GPU and check the firmware files"
+    )]
+    DeviceInfoTableTooLong {
+        /// Entries read.
+        entries: u32,
+    },
     /// The device no longer answers.
     #[error(
         "the GPU no longer answers (BAR0 reads 0xffffffff): it was removed or reset; check \

@@ -330,7 +330,17 @@ impl<P: Platform> GspRm<P> {
         })?;
         let (c, sub) = (self.client, self.subdevice);
         self.promote(c, sub, channel, &bufs, Promote::Physical)?;
-        self.promote(c, sub, channel, &bufs, Promote::Virtual)
+        self.promote(c, sub, channel, &bufs, Promote::Virtual)?;
+        // Promoted: the buffers (the last ones made) belong to the channel now and go with
+        // it. A failed promotion leaves them resident (GSP-RM may hold some of them).
+        // PANIC: context_memory pushed exactly `bufs.len()` buffers last, so the split point
+        // is within `resident`.
+        let mine = self.resident.split_off(self.resident.len() - bufs.len());
+        self.channel_context
+            .entry(channel)
+            .or_default()
+            .extend(mine);
+        Ok(())
     }
 }
 

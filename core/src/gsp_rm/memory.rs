@@ -53,8 +53,9 @@ pub enum Backing {
 /// The RM emulation's record of one buffer: its pages and its GPU VA range.
 #[derive(Debug)]
 pub struct GspMemory {
-    /// The pages.
-    pub backing: Backing,
+    /// The pages. Private: host memory's `DmaMemory` holds the CPU mapping, and a clone of
+    /// it taken from here could outlive the free.
+    backing: Backing,
     /// Bytes mapped (the request rounded up to the page size used).
     pub size: u64,
     /// The GPU VA it is mapped at.
@@ -101,7 +102,8 @@ pub struct MemoryUse {
 /// VRAM for everything but page tables: the part BAR1 reaches, and the rest.
 #[derive(Debug)]
 struct Vram {
-    visible: PhysAllocator,
+    /// The part BAR1 reaches (none when BAR1 ends below the page tables' end).
+    visible: Option<PhysAllocator>,
     hidden: Option<PhysAllocator>,
     split: u64,
     free_at_start: u64,
@@ -109,22 +111,38 @@ struct Vram {
 
 impl Vram {
     fn free_bytes(&self) -> u64 {
-        self.visible.free_bytes() + self.hidden.as_ref().map_or(0, |h| h.free_bytes())
+        self.visible.as_ref().map_or(0, |v| v.free_bytes())
+            + self.hidden.as_ref().map_or(0, |h| h.free_bytes())
+    }
+
+    /// The largest block BAR1 reaches.
+    fn largest_visible_block(&self) -> u64 {
+        self.visible.as_ref().map_or(0, |v| v.largest_free_block())
     }
 
     fn alloc(&mut self, size: u64, align: u64, cpu: bool) -> Result<u64, MmuError> {
+        let none_visible = MmuError::OutOfMemory {
+            allocator: "physical (BAR1-visible)",
+            requested: size,
+            align,
+            free: 0,
+        };
+        let visible = |v: &mut Option<PhysAllocator>| match v {
+            Some(v) => v.alloc(size, align),
+            None => Err(none_visible),
+        };
         match &mut self.hidden {
-            Some(h) if !cpu => h
-                .alloc(size, align)
-                .or_else(|_| self.visible.alloc(size, align)),
-            _ => self.visible.alloc(size, align),
+            Some(h) if !cpu => h.alloc(size, align).or_else(|_| visible(&mut self.visible)),
+            _ => visible(&mut self.visible),
         }
     }
 
     fn free(&mut self, pa: u64, size: u64) -> Result<(), MmuError> {
-        match &mut self.hidden {
-            Some(h) if pa >= self.split => h.free(pa, size),
-            _ => self.visible.free(pa, size),
+        match (&mut self.hidden, &mut self.visible) {
+            (Some(h), _) if pa >= self.split => h.free(pa, size),
+            (_, Some(v)) => v.free(pa, size),
+            (Some(h), None) => h.free(pa, size),
+            (None, None) => Err(MmuError::OutsideAllocator { addr: pa, size }),
         }
     }
 }
@@ -186,14 +204,15 @@ impl MemoryManager {
             return Err(too_small);
         }
         let tables_end = base + TABLES;
+        // BAR1 reaches [0, bar1): VRAM above the page tables and below it is CPU-visible. A
+        // BAR1 that ends below the tables' end (or none, PRAMIN) leaves none visible.
         let bar1 = window.mapped_len() & !((2 << 20) - 1);
-        let split = if bar1 > tables_end {
-            bar1.min(end)
+        let split = bar1.clamp(tables_end, end);
+        let visible = if split > tables_end {
+            Some(PhysAllocator::new(tables_end, split - tables_end).map_err(exhausted("VRAM"))?)
         } else {
-            end
+            None
         };
-        let visible =
-            PhysAllocator::new(tables_end, split - tables_end).map_err(exhausted("VRAM"))?;
         let hidden = if split < end {
             Some(PhysAllocator::new(split, end - split).map_err(exhausted("VRAM"))?)
         } else {
@@ -369,7 +388,7 @@ impl MemoryManager {
     /// part of VRAM has a block that large.
     fn cpu_visible_vram(&self, size: u64, align: u64) -> bool {
         matches!(self.window, VramWindow::Bar1(_))
-            && self.vram.visible.largest_free_block() >= size.max(align).next_power_of_two()
+            && self.vram.largest_visible_block() >= size.max(align).next_power_of_two()
     }
 
     fn map_vram<P: Platform>(
@@ -417,13 +436,17 @@ impl MemoryManager {
         let ranges = match bus_ranges(&dma) {
             Ok(r) => r,
             Err(e) => {
-                p.dma_free(dma);
+                // SAFETY: allocated just above; no view taken, nothing on the GPU maps it.
+                unsafe { p.dma_free(dma) };
                 return Err(e);
             }
         };
         let attrs = PteAttributes::new(Aperture::SystemCoherent);
         if let Err(e) = self.map(&*p, va, &ranges, attrs) {
-            p.dma_free(dma);
+            // SAFETY: no view taken; the failed map was rolled back and committed (`map`
+            // writes the tables and invalidates the TLB whatever happened), so no PTE of
+            // the GPU points at it.
+            unsafe { p.dma_free(dma) };
             return Err(e);
         }
         self.dma_allocations += 1;
@@ -470,7 +493,12 @@ impl MemoryManager {
             Backing::Host(dma) => {
                 self.dma_allocations -= 1;
                 self.host_bytes -= m.size;
-                p.dma_free(dma);
+                // SAFETY: the buffer was consumed, and with it its CPU view; no other view
+                // escapes (`GspMemory::backing` is private, `Buffer::shared` crate-private
+                // and the GPU layer drops its slices before it frees the buffer). The pages
+                // are unmapped and the TLB invalidated above; the caller guarantees the GPU
+                // no longer uses the buffer (`Backend::free_memory`).
+                unsafe { p.dma_free(dma) };
             }
         }
         let _ = m.cpu_view;
@@ -512,6 +540,30 @@ fn bus_ranges(d: &DmaMemory) -> Result<Vec<PhysRange>, MemoryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bar1_ending_below_the_page_tables_makes_no_vram_cpu_visible() {
+        let window = |len| {
+            // SAFETY (test only): the window is never accessed: nothing here writes through it.
+            VramWindow::Bar1(unsafe {
+                crate::shared::SharedMem::from_raw(core::ptr::null_mut(), len, 0)
+            })
+        };
+        // Usable VRAM from 64 MiB: the tables end at 96 MiB, past a 64 MiB BAR1.
+        let usable = (64 << 20)..(4 << 30);
+        let mut mm =
+            MemoryManager::new(usable.clone(), MmuVersion::Ver3, window(64 << 20)).unwrap();
+        assert!(
+            !mm.cpu_visible_vram(2 << 20, 2 << 20),
+            "BAR1 reaches none of it"
+        );
+        mm.alloc_phys(1 << 30, 2 << 20)
+            .expect("VRAM without a CPU view");
+        // A 256 MiB BAR1 reaches [96 MiB, 256 MiB) of it.
+        let mm = MemoryManager::new(usable, MmuVersion::Ver3, window(256 << 20)).unwrap();
+        assert!(mm.cpu_visible_vram(128 << 20, 2 << 20));
+        assert!(!mm.cpu_visible_vram(256 << 20, 2 << 20));
+    }
 
     #[test]
     fn granules_follow_the_size() {

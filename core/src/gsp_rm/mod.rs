@@ -36,7 +36,7 @@ use nvbare_gsp::rm::alloc::{ChannelAllocParams, DeviceAllocParams, VaSpaceAllocP
 use nvbare_gsp::rm::alloc_flags::{device_va_mode, vaspace_flags};
 use nvbare_gsp::rm::ctrl::channel::set_page_directory_flags as spd;
 use nvbare_gsp::rm::ctrl::cmd;
-use nvbare_gsp::rm::ctrl::subdevice::FifoDeviceInfoTableParams;
+use nvbare_gsp::rm::ctrl::subdevice::{DEVICE_INFO_TABLE_MAX_DEVICES, FifoDeviceInfoTableParams};
 use nvbare_gsp::rpc::commands::Command;
 use nvbare_gsp::rpc::events::GspMessage;
 
@@ -131,6 +131,18 @@ pub enum CloseError {
     Teardown(#[source] BootError),
 }
 
+/// The unload's outcome of a shutdown made because an open failed (a failure to free the
+/// RM objects is not reported: the open's own error is).
+// The result goes into `OpenFailure::teardown` as it is (that field's type).
+#[allow(clippy::result_large_err)]
+fn teardown_of(r: Result<CloseReport, CloseError>) -> Result<TeardownReport, BootError> {
+    match r {
+        Ok(c) => Ok(c.teardown),
+        Err(CloseError::Teardown(e)) => Err(e),
+        Err(CloseError::Free(_)) => Ok(TeardownReport::default()),
+    }
+}
+
 /// RM over a GSP-RM we booted: the VFIO path's backend.
 pub struct GspRm<P: Platform> {
     gsp: Gsp<P>,
@@ -141,8 +153,11 @@ pub struct GspRm<P: Platform> {
     channels: Channels,
     /// The context buffers GSP-RM's sizes call for.
     context: Vec<ContextBuffer>,
-    /// Memory that lives until shutdown: golden context, channels' context buffers.
+    /// Memory that lives until shutdown: the golden context's (and a channel's context
+    /// buffers until its promotion succeeded).
     resident: Vec<Buffer<GspMemory>>,
+    /// Each compute channel's promoted context buffers, freed with the channel.
+    channel_context: alloc::collections::BTreeMap<Handle, Vec<Buffer<GspMemory>>>,
     device: Handle,
     subdevice: Handle,
     arch: Arch,
@@ -185,12 +200,7 @@ impl<P: Platform> GspRm<P> {
         let rm = Self::over(gsp, options.vram_access)?;
         Gpu::open_or_give_back(rm, options.gpu).map_err(|(e, rm)| {
             let (platform, r) = rm.shutdown();
-            let teardown = match r {
-                Ok(c) => Ok(c.teardown),
-                Err(CloseError::Teardown(e)) => Err(e),
-                Err(CloseError::Free(_)) => Ok(TeardownReport::default()),
-            };
-            boxed(OpenError::Gpu(Box::new(e)), platform, Some(teardown))
+            boxed(OpenError::Gpu(Box::new(e)), platform, Some(teardown_of(r)))
         })
     }
 
@@ -229,6 +239,7 @@ impl<P: Platform> GspRm<P> {
             channels: Channels::default(),
             context: Vec::new(),
             resident: Vec::new(),
+            channel_context: alloc::collections::BTreeMap::new(),
             device: 0,
             subdevice: 0,
             arch,
@@ -238,12 +249,7 @@ impl<P: Platform> GspRm<P> {
             Ok(()) => Ok(rm),
             Err(error) => {
                 let (p, r) = rm.shutdown();
-                let teardown = match r {
-                    Ok(c) => Ok(c.teardown),
-                    Err(CloseError::Teardown(e)) => Err(e),
-                    Err(CloseError::Free(_)) => Ok(TeardownReport::default()),
-                };
-                Err(boxed(error, p, Some(teardown)))
+                Err(boxed(error, p, Some(teardown_of(r))))
             }
         }
     }
@@ -283,6 +289,10 @@ impl<P: Platform> GspRm<P> {
         }
         self.handles.clear();
         self.channels.clear(&mut self.mm);
+        let context = core::mem::take(&mut self.channel_context);
+        for b in context.into_values().flatten() {
+            self.mm.free(self.gsp.platform_mut(), b);
+        }
         for b in core::mem::take(&mut self.resident) {
             self.mm.free(self.gsp.platform_mut(), b);
         }
@@ -378,7 +388,9 @@ impl<P: Platform> Backend for GspRm<P> {
         self.device = device;
         self.subdevice = subdevice;
         let mut base = 0;
-        loop {
+        // Bounded by the table's size in ctrl2080fifo.h: a GSP-RM that keeps saying bMore
+        // past it is answered with an error, not followed forever.
+        while base < DEVICE_INFO_TABLE_MAX_DEVICES {
             let mut t = FifoDeviceInfoTableParams {
                 base_index: base,
                 ..Default::default()
@@ -392,6 +404,7 @@ impl<P: Platform> Backend for GspRm<P> {
                 return Ok(());
             }
         }
+        Err(GspRmError::DeviceInfoTableTooLong { entries: base })
     }
 
     fn vaspace_params(&self) -> VaSpaceAllocParamsV570 {
@@ -488,6 +501,9 @@ impl<P: Platform> Backend for GspRm<P> {
             .poll()
             .map_err(|e| GspRmError::Events(Box::new(e)))?;
         let events: Vec<_> = self.gsp.rpc_state().drain_events().collect();
-        Ok(events::fault_report(events))
+        let channels = &self.channels;
+        Ok(events::fault_report(events, |chid, runlist, engine| {
+            channels.owns(chid, runlist, engine)
+        }))
     }
 }

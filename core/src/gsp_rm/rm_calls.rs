@@ -44,6 +44,12 @@ impl<P: Platform> GspRm<P> {
 
     /// `GSP_RM_ALLOC` of `class` under `parent` in `client`, parameters updated from the
     /// reply.
+    ///
+    /// The handle goes back to the free list only when GSP-RM certainly did not make the
+    /// object (it refused, or the call was never sent). When the call did not complete (no
+    /// reply in time, GSP-RM halted, a reply that makes no sense) GSP-RM may have made it:
+    /// the handle is kept as a live object, freed with its client, and a channel keeps the
+    /// memory GSP-RM may be using.
     pub(super) fn alloc_raw_in(
         &mut self,
         client: Handle,
@@ -57,27 +63,30 @@ impl<P: Platform> GspRm<P> {
             .map_err(|source| GspRmError::Encode { call, source })
             .and_then(|c| self.call(call, &c))
             .and_then(|body| match body {
-                GspMessage::RmAllocReply { params: out, .. } => {
-                    if out.len() == params.len() {
-                        params.copy_from_slice(&out);
-                    }
+                GspMessage::RmAllocReply { params: out, .. } if out.len() == params.len() => {
+                    params.copy_from_slice(&out);
                     Ok(())
                 }
+                GspMessage::RmAllocReply { params: out, .. } => Err(GspRmError::ReplySize {
+                    call,
+                    sent: params.len(),
+                    got: out.len(),
+                }),
                 _ => Err(GspRmError::UnexpectedReply { call }),
             });
-        let made = done.is_ok().then_some(h);
+        let not_made = matches!(
+            done,
+            Err(GspRmError::Refused { .. } | GspRmError::Encode { .. })
+        );
+        let made = (!not_made).then_some(h);
         self.channels
             .allocated(&mut self.mm, made, parent, class, params);
-        match done {
-            Ok(()) => {
-                self.handles.record(h, parent, class);
-                Ok(h)
-            }
-            Err(e) => {
-                self.handles.release(h);
-                Err(e)
-            }
+        if not_made {
+            self.handles.release(h);
+        } else {
+            self.handles.record(h, parent, class);
         }
+        done.map(|()| h)
     }
 
     pub(super) fn alloc_in<T: IntoBytes + FromBytes>(
@@ -108,6 +117,11 @@ impl<P: Platform> GspRm<P> {
                 params.copy_from_slice(&out);
                 Ok(())
             }
+            GspMessage::RmControlReply { params: out, .. } => Err(GspRmError::ReplySize {
+                call,
+                sent: params.len(),
+                got: out.len(),
+            }),
             _ => Err(GspRmError::UnexpectedReply { call }),
         }
     }
@@ -133,6 +147,12 @@ impl<P: Platform> GspRm<P> {
             GspMessage::FreeReply { .. } => {
                 let gone = self.handles.remove_subtree(object);
                 self.channels.freed(&mut self.mm, &gone);
+                // GSP-RM released the freed channels' context buffers.
+                for (h, _) in &gone {
+                    for b in self.channel_context.remove(h).into_iter().flatten() {
+                        self.mm.free(self.gsp.platform_mut(), b);
+                    }
+                }
                 Ok(())
             }
             _ => Err(GspRmError::UnexpectedReply { call }),

@@ -99,15 +99,20 @@ fn pramin_write(bar0: &impl Bar0, pa: u64, words: impl Iterator<Item = u64>) {
         let at = pa + 8 * i as u64;
         if at < base || at + 8 > base + u64::from(PRAMIN_SIZE) {
             base = at & !(PRAMIN_STEP - 1);
-            // CAST: VRAM addresses >> 16 fit the 23-bit BASE field for any VRAM below 512 GiB.
+            // CAST: VRAM addresses >> 16 fit the BASE field for any VRAM below 256 GiB on GH100
+            // (BASE is 21:0 there, gh100 pri_nv_xal_ep.h) and 512 GiB on GB10x (22:0).
             XalEpBar0Window::default()
                 .with_base((base >> 16) as u32)
                 .write(bar0);
         }
         // CAST: below PRAMIN_SIZE.
         let off = PRAMIN + (at - base) as u32;
-        bar0.write32(off, w as u32);
+        // High dword first: a PTE's or PDE's valid bit is bit 0 of the low dword, so the
+        // entry becomes valid only once its address bits are all written (a walk between
+        // the two stores sees the old entry, never a valid one with a stale high half).
+        // CAST: the halves of the word.
         bar0.write32(off + 4, (w >> 32) as u32);
+        bar0.write32(off, w as u32);
     }
 }
 
@@ -271,9 +276,13 @@ mod tests {
         let w = regs.0.borrow();
         // The window at VRAM 0x100000 (BASE 0x10), then two merged words' halves.
         assert_eq!(w[0], (XalEpBar0Window::ADDRESS, 0x10));
-        assert_eq!(w[1], (PRAMIN + 8, 0x5566_7788));
-        assert_eq!(w[2], (PRAMIN + 12, 0x1122_3344));
-        assert_eq!(w[3], (PRAMIN + 16, 3), "the later write wins");
+        assert_eq!(w[1], (PRAMIN + 12, 0x1122_3344), "high dword first");
+        assert_eq!(
+            w[2],
+            (PRAMIN + 8, 0x5566_7788),
+            "then the one with the valid bit"
+        );
+        assert_eq!(w[4], (PRAMIN + 16, 3), "the later write wins");
         assert_eq!(w.len(), 5, "one run of two words after the window");
         drop(w);
         assert!(!t.is_dirty());
@@ -289,10 +298,11 @@ mod tests {
         pramin_write(&regs, 0x3_0000, core::iter::repeat_n(7u64, words + 1));
         let w = regs.0.borrow();
         assert_eq!(w[0], (XalEpBar0Window::ADDRESS, 0x3));
-        assert_eq!(w[1], (PRAMIN, 7));
+        assert_eq!(w[1], (PRAMIN + 4, 0));
+        assert_eq!(w[2], (PRAMIN, 7));
         let moved = 1 + 2 * words;
         assert_eq!(w[moved], (XalEpBar0Window::ADDRESS, 0x13), "moved by 1 MiB");
-        assert_eq!(w[moved + 1], (PRAMIN, 7));
+        assert_eq!(w[moved + 2], (PRAMIN, 7));
         assert_eq!(w.len(), moved + 3);
     }
 

@@ -10,23 +10,24 @@
 //! for event in gsp.rpc_state().drain_events() { ... }
 //! ```
 //!
-//! Replies are matched to commands by function, as OpenRM's `_kgspRpcRecvPoll` does (one
-//! command in flight at a time; `rpc_message_header_v.sequence` is not echoed by GSP-RM),
-//! after the queue layer has checked each message's checksum and element sequence number.
-//! A reply that arrives after its wait timed out is recognised as late and dropped; replies
-//! to commands sent without waiting ([`Rpc::send`]) are checked when they arrive, a failure
-//! surfacing from the next wait. Everything else GSP-RM sends (MMU faults, RC, OS error
-//! logs, post events, libos prints...) is kept, bounded, for [`GspRpc::drain_events`].
+//! Replies are matched to commands by function, as OpenRM's `_kgspRpcRecvPoll` does, and
+//! by the handles and class or control command the reply echoes (`rpc_message_header_v.
+//! sequence` is not echoed by GSP-RM), after the queue layer has checked each message's
+//! checksum and element sequence number (`pending.rs`). A reply that arrives after its wait
+//! was abandoned is recognised as late and dropped; replies to commands sent without
+//! waiting ([`Rpc::send`]) are checked when they arrive, a failure surfacing from the next
+//! wait. Everything else GSP-RM sends (MMU faults, RC, OS error logs, post events, libos
+//! prints...) is kept, bounded, for [`GspRpc::drain_events`].
 //!
 //! Mirrors `_kgspRpcRecvPoll`, `_kgspRpcDrainEvents` and `_kgspProcessRpcEvent`
 //! (`kernel_gsp.c`).
 
 pub mod diagnostics;
 pub mod error;
+mod pending;
 pub mod queues;
 
 use alloc::collections::VecDeque;
-use alloc::vec::Vec;
 
 use nvbare_gsp::abi::{RpcEvent, RpcFunction, RpcNumber};
 use nvbare_gsp::msgq::{MsgqError, ReceivedMessage};
@@ -43,6 +44,7 @@ pub use queues::SharedQueues;
 use crate::hal::{Clock, Deadline, Platform, PollError, TimedOut, Wait, try_poll_until};
 use crate::regs::RiscvBase;
 use crate::regs::falcon::{GspQueueHead, RiscvCpuctl};
+use pending::{Awaited, Claim, Outstanding};
 use queues::{ReceiveError, SendError};
 
 // TIMEOUT: _kgspRpcRecvPoll waits 1.5 x RM's default GPU timeout for a reply ("to allow some
@@ -105,7 +107,7 @@ pub enum GspEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Want {
     /// The reply to a command.
-    Reply(RpcFunction),
+    Reply(Awaited),
     /// An event.
     Event(RpcEvent),
     /// Nothing: just handle what arrived.
@@ -115,7 +117,7 @@ enum Want {
 impl Want {
     fn function(self) -> MessageFunction {
         match self {
-            Want::Reply(f) => f.into(),
+            Want::Reply(a) => a.function.into(),
             Want::Event(e) => e.into(),
             // NOP: a wait for nothing in particular.
             Want::Nothing => RpcFunction::Nop.into(),
@@ -130,10 +132,11 @@ pub struct GspRpc {
     diagnostics: DiagnosticsSource,
     events: VecDeque<GspEvent>,
     dropped_events: u64,
-    /// Commands sent with [`Rpc::send`] whose reply has not arrived.
-    async_pending: Vec<RpcFunction>,
-    /// Commands whose wait timed out: their reply, if it comes, is late.
-    stale: Vec<RpcFunction>,
+    /// Commands sent whose reply has not come: sent with [`Rpc::send`], or whose wait was
+    /// abandoned (their reply, if it comes, is late).
+    outstanding: Outstanding,
+    /// Whether the current wait's reply arrived (also a malformed one).
+    reply_claimed: bool,
     doorbell_armed: bool,
     watch_riscv: bool,
     reply_timeout_ns: u64,
@@ -150,8 +153,8 @@ impl GspRpc {
             diagnostics,
             events: VecDeque::new(),
             dropped_events: 0,
-            async_pending: Vec::new(),
-            stale: Vec::new(),
+            outstanding: Outstanding::default(),
+            reply_claimed: false,
             doorbell_armed: false,
             watch_riscv: false,
             reply_timeout_ns: DEFAULT_REPLY_TIMEOUT_NS,
@@ -209,11 +212,16 @@ impl GspRpc {
         self.waited_ns
     }
 
+    /// An error for `kind`, with the diagnostics read now, except for a plain refusal
+    /// ([`RpcErrorKind::Failed`]: GSP-RM did the call and answered with a status, so its
+    /// logs tell nothing more, and reading 5 × 64 KiB of them would cost every refused
+    /// call; whoever needs them asks [`Self::diagnostics`]).
     fn error(&self, kind: RpcErrorKind) -> RpcError {
-        RpcError {
-            kind,
-            diagnostics: self.diagnostics.collect(),
-        }
+        let diagnostics = match kind {
+            RpcErrorKind::Failed { .. } => GspDiagnostics::default(),
+            _ => self.diagnostics.collect(),
+        };
+        RpcError { kind, diagnostics }
     }
 
     fn push_event(&mut self, e: GspEvent) {
@@ -249,38 +257,32 @@ impl GspRpc {
         let function = MessageFunction(f);
         let decoded = decode_message(&msg.header, &msg.payload);
         let number = RpcNumber::from_u32(f);
-        let wanted = match (want, number) {
-            (Want::Reply(w), RpcNumber::Function(g)) => w == g,
-            (Want::Event(w), RpcNumber::Event(g)) => w == g,
-            _ => false,
-        };
+        let wanted = matches!((want, number), (Want::Event(w), RpcNumber::Event(g)) if w == g);
         if let RpcNumber::Function(rf) = number {
-            if let Some(i) = self.stale.iter().position(|s| *s == rf) {
-                // GSP-RM answers in order: the first reply of a function whose wait timed
-                // out is that late reply, not the one being waited for now.
-                self.stale.remove(i);
-                let result = RpcResult(msg.header.rpc_result);
-                self.push_event(GspEvent::LateReply { function, result });
-                return Ok(None);
-            }
-            if wanted {
-                return decoded
-                    .map(Some)
-                    .map_err(|source| RpcErrorKind::MalformedReply { function, source });
-            }
-            if let Some(i) = self.async_pending.iter().position(|s| *s == rf) {
-                self.async_pending.remove(i);
-                return match decoded {
+            let awaited = match want {
+                Want::Reply(a) => Some(a),
+                _ => None,
+            };
+            return match self.outstanding.claim(rf, &msg.payload, awaited) {
+                Claim::Wanted => {
+                    self.reply_claimed = true;
+                    decoded
+                        .map(Some)
+                        .map_err(|source| RpcErrorKind::MalformedReply { function, source })
+                }
+                Claim::Async => match decoded {
                     Ok(d) => match d.failure() {
                         Some(result) => Err(RpcErrorKind::Failed { function, result }),
                         None => Ok(None),
                     },
                     Err(source) => Err(RpcErrorKind::MalformedReply { function, source }),
-                };
-            }
-            let result = RpcResult(msg.header.rpc_result);
-            self.push_event(GspEvent::LateReply { function, result });
-            return Ok(None);
+                },
+                Claim::Late | Claim::Unasked => {
+                    let result = RpcResult(msg.header.rpc_result);
+                    self.push_event(GspEvent::LateReply { function, result });
+                    Ok(None)
+                }
+            };
         }
         if number == RpcNumber::Event(RpcEvent::GspRunCpuSequencer) {
             // Whatever its payload: the FSP path never asks for one.
@@ -333,7 +335,8 @@ impl<P: Platform> Rpc<'_, P> {
     /// status is [`RpcErrorKind::Failed`].
     pub fn call_within(&mut self, cmd: &Command, timeout_ns: u64) -> Result<Reply, RpcError> {
         self.queue(cmd, timeout_ns)?;
-        let d = self.wait(Want::Reply(cmd.function), timeout_ns)?;
+        let awaited = self.rpc.outstanding.sent(cmd);
+        let d = self.wait(Want::Reply(awaited), timeout_ns)?;
         match d.failure() {
             Some(result) => Err(self.rpc.error(RpcErrorKind::Failed {
                 function: d.function,
@@ -351,7 +354,8 @@ impl<P: Platform> Rpc<'_, P> {
     pub fn send(&mut self, cmd: &Command) -> Result<(), RpcError> {
         let timeout = self.rpc.reply_timeout_ns;
         self.queue(cmd, timeout)?;
-        self.rpc.async_pending.push(cmd.function);
+        let awaited = self.rpc.outstanding.sent(cmd);
+        self.rpc.outstanding.push_async(awaited);
         Ok(())
     }
 
@@ -364,7 +368,8 @@ impl<P: Platform> Rpc<'_, P> {
         self.wait(Want::Event(event), timeout_ns)
     }
 
-    /// Handles whatever GSP-RM has sent, without waiting; returns how many messages.
+    /// Handles whatever GSP-RM has sent, without waiting; returns how many events it
+    /// queued (or dropped for want of room): replies to calls are handled, not counted.
     pub fn poll(&mut self) -> Result<usize, RpcError> {
         let before = self.rpc.events.len() + self.rpc.dropped_events as usize;
         match self.pump(Want::Nothing) {
@@ -479,7 +484,11 @@ impl<P: Platform> Rpc<'_, P> {
                     // A write pointer outside the ring cannot be skipped past: every poll
                     // would see it again.
                     let stuck = matches!(error, MsgqError::PointerOutOfRange { .. });
-                    if stuck || (want != Want::Nothing && function == want.function().0) {
+                    let its = want != Want::Nothing && function == want.function().0;
+                    if stuck || its {
+                        // A message that claims to be the one waited for, dropped: most
+                        // likely it was (its reply is not to be expected later).
+                        self.rpc.reply_claimed |= its;
                         return Err(RpcErrorKind::BadMessage {
                             waiting_for: want.function(),
                             source: error,
@@ -517,7 +526,13 @@ impl<P: Platform> Rpc<'_, P> {
         let platform = self.platform;
         let clock = platform.clock();
         let deadline = Deadline::after(clock, timeout_ns);
+        // TIMEOUT: a command whose wait was abandoned had its own wait and then another
+        // reply timeout to be answered in; later than that, its reply is not expected (a
+        // retry of the same call takes its own reply).
+        let age = self.rpc.reply_timeout_ns;
+        self.rpc.outstanding.expire(clock.now_ns(), age);
         self.rpc.last_dropped = None;
+        self.rpc.reply_claimed = false;
         let mut empty = 0u32;
         let mut probe = |rpc: &mut Self| -> Result<Option<DecodedMessage>, RpcErrorKind> {
             let got = rpc.pump(want)?;
@@ -538,14 +553,17 @@ impl<P: Platform> Rpc<'_, P> {
             r = try_poll_until(clock, rest, || probe(self));
         }
         self.rpc.waited_ns += deadline.elapsed_ns(clock);
+        if r.is_err()
+            && let Want::Reply(a) = want
+            && !self.rpc.reply_claimed
+        {
+            // The reply may still come: it will be recognised as late.
+            self.rpc.outstanding.abandon(a, clock.now_ns());
+        }
         match r {
             Ok(d) => Ok(d),
             Err(PollError::Failed(k)) => Err(self.rpc.error(k)),
             Err(PollError::TimedOut(_)) => {
-                // The reply may still come: it will be recognised as late.
-                if let Want::Reply(f) = want {
-                    self.rpc.stale.push(f);
-                }
                 let timed_out = TimedOut {
                     what,
                     waited_ns: deadline.elapsed_ns(clock),

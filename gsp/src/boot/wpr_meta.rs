@@ -32,16 +32,18 @@ pub const HEAP_OS_CARVEOUT: u64 = 22 * MB;
 pub const HEAP_SIZE_PER_GB_FB: u64 = 96 << 10;
 /// `GSP_FW_HEAP_PARAM_CLIENT_ALLOC_SIZE`: 48 KiB for each of 2048 channels.
 pub const HEAP_CLIENT_ALLOC: u64 = (48 << 10) * 2048;
-/// `GSP_FW_HEAP_SIZE_OVERRIDE_LIBOS3_BAREMETAL_MIN_MB`.
+/// `GSP_FW_HEAP_SIZE_OVERRIDE_LIBOS3_BAREMETAL_MIN_MB` (`kgspGetMinWprHeapSizeMB`): the
+/// floor of the calculated heap. Its `_MAX_MB` (280) caps only a registry override, not the
+/// calculated size.
 pub const HEAP_MIN_MB: u64 = 88;
-/// `GSP_FW_HEAP_SIZE_OVERRIDE_LIBOS3_BAREMETAL_MAX_MB`.
-pub const HEAP_MAX_MB: u64 = 280;
 
 /// The GSP-RM FB heap size for a GPU with `fb_size` bytes of usable VRAM (baremetal, no
 /// registry override, no pre-scrubbed-region limit): `_kgspCalculateFwHeapSize`
 /// (`kernel_gsp.c`) with the constants of `gsp_fw_heap.h`:
 /// `carveout + base + align_up(96 KiB * ceil_GiB(fb), 1 MiB) + align_up(96 MiB, 1 MiB)`,
-/// clamped to [88, 280] MiB.
+/// at least 88 MiB. OpenRM caps it only by `maxScrubbedHeapSizeMB`, the pre-scrubbed top
+/// of FB on chips without scrubber ucode (`kgspGetFwHeapSize`; unlimited as GH100+ call it,
+/// with no anterior/posterior size); the 280 MiB `_MAX_MB` applies to registry overrides.
 pub fn gsp_fw_heap_size(family: HeapFamily, fb_size: u64) -> u64 {
     let base = match family {
         HeapFamily::AmpereAda => 8 * MB,
@@ -52,7 +54,7 @@ pub fn gsp_fw_heap_size(family: HeapFamily, fb_size: u64) -> u64 {
         + base
         + (HEAP_SIZE_PER_GB_FB * fb_gb).next_multiple_of(MB)
         + HEAP_CLIENT_ALLOC.next_multiple_of(MB);
-    heap.clamp(HEAP_MIN_MB * MB, HEAP_MAX_MB * MB)
+    heap.max(HEAP_MIN_MB * MB)
 }
 
 /// Where the images are and how big they are: the fields common to both layouts.
@@ -242,6 +244,12 @@ mod tests {
             gsp_fw_heap_size(HeapFamily::HopperBlackwell, 141 * GB),
             0x9200000
         );
+        // 2 TiB (2048 GiB): 22 + 14 + 192 + 96 = 324 MiB, past the 280 MiB that caps only a
+        // registry override (OpenRM's _kgspCalculateFwHeapSize sets no such top).
+        assert_eq!(
+            gsp_fw_heap_size(HeapFamily::HopperBlackwell, 2048 * GB),
+            324 * MB
+        );
         // H100 80 GiB: 7.5 MiB -> 8; 22 + 14 + 8 + 96 = 140 MiB.
         assert_eq!(
             gsp_fw_heap_size(HeapFamily::HopperBlackwell, 80 * GB),
@@ -252,11 +260,8 @@ mod tests {
             gsp_fw_heap_size(HeapFamily::HopperBlackwell, 140 * GB + 1),
             0x9200000
         );
-        // Clamped to 280 MiB on huge boards.
-        assert_eq!(
-            gsp_fw_heap_size(HeapFamily::HopperBlackwell, 4096 * GB),
-            280 * MB
-        );
+        // No FB at all: 22 + 8 + 96 = 126 MiB (the 88 MiB floor never binds).
+        assert_eq!(gsp_fw_heap_size(HeapFamily::AmpereAda, 0), 126 * MB);
     }
 
     #[test]

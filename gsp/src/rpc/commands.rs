@@ -108,7 +108,27 @@ fn params_size(params: &[u8]) -> Result<u32, CommandError> {
     u32::try_from(params.len()).map_err(|_| CommandError::ParamsTooLarge { len: params.len() })
 }
 
+/// Most bytes [`Command::reply_echo`] returns.
+pub const REPLY_ECHO_MAX: usize = 16;
+
 impl Command {
+    /// The bytes at the start of the payload that GSP-RM's reply carries back unchanged and
+    /// that tell this call from another of the same function: `hClient, hParent, hObject,
+    /// hClass` of `GSP_RM_ALLOC`, `hClient, hObject, cmd` of `GSP_RM_CONTROL`, `hRoot,
+    /// hObjectParent, hObjectOld` of `FREE`. The reply is the request's structure with its
+    /// status (and parameters) filled in: `rpcRmApiAlloc_GSP` and `rpcRmApiControl_GSP`
+    /// (`rpc.c`) read `rpc_params->status` and `rpc_params->params` from the reply in place
+    /// of the request. Empty for other functions, whose replies are told apart by function
+    /// alone. At most [`REPLY_ECHO_MAX`] bytes.
+    pub fn reply_echo(&self) -> &[u8] {
+        let n = match self.function {
+            RpcFunction::GspRmAlloc => 16,
+            RpcFunction::GspRmControl | RpcFunction::Free => 12,
+            _ => 0,
+        };
+        self.payload.get(..n).unwrap_or_default()
+    }
+
     /// `GSP_SET_SYSTEM_INFO` with a filled `GspSystemInfo` (`rpcGspSetSystemInfo_v17_00`).
     pub fn set_system_info(info: &GspSystemInfo) -> Self {
         Self {
@@ -319,6 +339,27 @@ mod tests {
             Err(CommandError::UnalignedPage { addr: 0x1001 })
         );
         assert!(Command::alloc_memory(1, 2, 3, 4, 0, 6, 0, &alloc::vec![0; 70000]).is_err());
+    }
+
+    #[test]
+    fn replies_are_told_apart_by_the_handles_and_command_they_echo() {
+        let a = Command::rm_alloc(1, 2, 3, 0x80, &[9; 12]).unwrap();
+        let echo: Vec<u8> = [1u32, 2, 3, 0x80]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        assert_eq!(a.reply_echo(), &echo[..]);
+        let c = Command::rm_control(1, 5, 0x2080_0a2a, &[0; 8]).unwrap();
+        let echo: Vec<u8> = [1u32, 5, 0x2080_0a2a]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        assert_eq!(c.reply_echo(), &echo[..]);
+        assert_eq!(Command::free(1, 2, 3).reply_echo().len(), 12);
+        assert!(Command::get_gsp_static_info().reply_echo().is_empty());
+        for c in [a, c] {
+            assert!(c.reply_echo().len() <= REPLY_ECHO_MAX);
+        }
     }
 
     #[test]

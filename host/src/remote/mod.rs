@@ -146,10 +146,26 @@ pub struct Remote {
     name: String,
     address: PciAddress,
     bars: [Option<BarInfo>; 6],
-    /// DMA allocations by id: the server's handle and size.
-    dma: HashMap<u64, (u32, usize)>,
+    /// DMA allocations by id: the server's handle, size and page addresses.
+    dma: HashMap<u64, Grant>,
+    /// Freed grants, kept for the next allocation of their size: the protocol has no free,
+    /// so the server keeps their pages until the connection closes.
+    freed: Vec<Grant>,
     next_dma_id: u64,
     _lock: DeviceLock,
+}
+
+/// Host memory the server granted (MAP_SYSMEM): its handle, size and page addresses.
+#[derive(Clone, Debug)]
+struct Grant {
+    handle: u32,
+    bytes: usize,
+    bus_pages: Vec<u64>,
+}
+
+/// Whether consecutive pages are consecutive on the bus.
+fn pages_contiguous(pages: &[u64]) -> bool {
+    pages.windows(2).all(|w| w[1] == w[0] + DMA_PAGE as u64)
 }
 
 fn step_err(step: &'static str, e: RemoteError) -> PlatformError {
@@ -160,6 +176,37 @@ fn step_err(step: &'static str, e: RemoteError) -> PlatformError {
 }
 
 impl Remote {
+    /// Zeroes `grant` and hands it out as a new DMA allocation.
+    fn hand_out(&mut self, grant: Grant) -> Result<DmaMemory, PlatformError> {
+        let (handle, bytes) = (grant.handle, grant.bytes);
+        // Fresh DMA memory reads as zero whatever the server (or an earlier user) left.
+        let zeros = vec![0u8; ZERO_CHUNK.min(bytes)];
+        let mut off = 0;
+        while off < bytes {
+            let n = zeros.len().min(bytes - off);
+            let req = self
+                .conn
+                .req(Cmd::SysmemWrite, handle, [off as u64, n as u64, 0]);
+            if let Err(e) = self.conn.send_only(req, &zeros[..n]) {
+                self.freed.push(grant);
+                return Err(step_err(Cmd::SysmemWrite.name(), e));
+            }
+            off += n;
+        }
+        let mem = DmaMemory {
+            cpu: SharedMem::from_io(
+                self.mem(handle, Cmd::SysmemRead, Cmd::SysmemWrite),
+                bytes,
+                grant.bus_pages[0],
+            ),
+            bus_pages: grant.bus_pages.clone(),
+            id: self.next_dma_id,
+        };
+        self.dma.insert(mem.id, grant);
+        self.next_dma_id += 1;
+        Ok(mem)
+    }
+
     /// Connects to `addr` (`HOST:PORT`; `HOST` alone uses port 6667) and opens its first
     /// NVIDIA GPU.
     pub fn connect(addr: &str) -> Result<Remote, OpenError> {
@@ -273,6 +320,7 @@ impl Remote {
             address,
             bars,
             dma: HashMap::new(),
+            freed: Vec::new(),
             next_dma_id: 1,
             _lock: lock,
         };
@@ -410,6 +458,14 @@ impl Platform for Remote {
                 "DMA allocations that are not a non-zero multiple of 4 KiB",
             ));
         }
+        let reuse = self
+            .freed
+            .iter()
+            .position(|g| g.bytes == bytes && (!contiguous || pages_contiguous(&g.bus_pages)));
+        if let Some(i) = reuse {
+            let grant = self.freed.swap_remove(i);
+            return self.hand_out(grant);
+        }
         let pages = bytes / DMA_PAGE;
         let req = self
             .conn
@@ -453,43 +509,28 @@ impl Platform for Remote {
         {
             return Err(bad(format!("page address {p:#x} not 4 KiB aligned")));
         }
-        let cpu = SharedMem::from_io(
-            self.mem(handle, Cmd::SysmemRead, Cmd::SysmemWrite),
+        let grant = Grant {
+            handle,
             bytes,
-            bus_pages[0],
-        );
-        let mem = DmaMemory {
-            cpu,
             bus_pages,
-            id: self.next_dma_id,
         };
-        if contiguous && !mem.is_contiguous() {
+        if contiguous && !pages_contiguous(&grant.bus_pages) {
+            let first = grant.bus_pages[0];
+            // Not handed out: kept for a later scattered allocation of its size.
+            self.freed.push(grant);
             return Err(bad(format!(
-                "contiguous memory asked for, scattered pages given (first {:#x})",
-                mem.bus_pages[0]
+                "contiguous memory asked for, scattered pages given (first {first:#x})"
             )));
         }
-        // Fresh DMA memory reads as zero whatever the server does.
-        let zeros = vec![0u8; ZERO_CHUNK.min(bytes)];
-        let mut off = 0;
-        while off < bytes {
-            let n = zeros.len().min(bytes - off);
-            let req = self
-                .conn
-                .req(Cmd::SysmemWrite, handle, [off as u64, n as u64, 0]);
-            self.conn
-                .send_only(req, &zeros[..n])
-                .map_err(|e| step_err(Cmd::SysmemWrite.name(), e))?;
-            off += n;
-        }
-        self.dma.insert(mem.id, (handle, bytes));
-        self.next_dma_id += 1;
-        Ok(mem)
+        self.hand_out(grant)
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
-        // The protocol has no free: the server keeps the pages until the connection closes.
-        self.dma.remove(&mem.id);
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
+        // The protocol has no free: the server keeps the pages until the connection closes,
+        // and the next allocation of their size takes them again.
+        if let Some(g) = self.dma.remove(&mem.id) {
+            self.freed.push(g);
+        }
     }
 
     fn config_read(&self, offset: u16, size: u8) -> Result<u32, PlatformError> {

@@ -291,13 +291,40 @@ fn dma_memory_has_the_servers_page_addresses_and_reads_as_zero() {
     let c = r.dma_alloc(2 * 4096, true).unwrap();
     assert!(c.is_contiguous());
     assert_eq!(r.dma_outstanding(), 2);
-    r.dma_free(m);
-    r.dma_free(c);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { r.dma_free(m) };
+    // SAFETY: no view of `c` is used after this and no device uses it.
+    unsafe { r.dma_free(c) };
     assert_eq!(r.dma_outstanding(), 0);
     assert!(matches!(
         r.dma_alloc(100, false),
         Err(PlatformError::Unsupported(_))
     ));
+}
+
+#[test]
+fn freed_dma_memory_is_taken_again_by_an_allocation_of_its_size() {
+    let server = Server::start(Faults::default());
+    let mut r = open(&server);
+    let m = r.dma_alloc(2 * 4096, false).unwrap();
+    m.cpu.write_u32(4096, 0x1234_5678).unwrap();
+    let pages = m.bus_pages.clone();
+    let grants = server.dev.lock().unwrap().sysmem.len();
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { r.dma_free(m) };
+    let again = r.dma_alloc(2 * 4096, false).unwrap();
+    assert_eq!(again.bus_pages, pages, "the freed grant, not a new one");
+    assert_eq!(server.dev.lock().unwrap().sysmem.len(), grants);
+    assert_eq!(again.cpu.read_u32(4096).unwrap(), 0, "zeroed again");
+    // Another size, or contiguity the freed grant lacks, asks the server.
+    let other = r.dma_alloc(4096, false).unwrap();
+    assert_eq!(server.dev.lock().unwrap().sysmem.len(), grants + 1);
+    assert_eq!(r.dma_outstanding(), 2);
+    // SAFETY: as above.
+    unsafe { r.dma_free(again) };
+    // SAFETY: as above.
+    unsafe { r.dma_free(other) };
+    assert_eq!(r.dma_outstanding(), 0);
 }
 
 #[test]
@@ -384,17 +411,23 @@ fn a_second_client_of_one_remote_gpu_is_refused_by_the_lock() {
         ..RemoteOptions::default()
     };
     let _r = Remote::connect_with(&server.addr, &opts).unwrap();
-    let second = Server::start(Faults::default());
-    // Same lock name only for the same HOST:PORT:N; fake it by pointing at the first's file.
-    let first_port = server.addr.rsplit_once(':').unwrap().1;
-    let second_port = second.addr.rsplit_once(':').unwrap().1;
-    let held = dir
-        .path()
-        .join(format!("nv_remote:127.0.0.1:{first_port}:7.lock"));
-    std::fs::hard_link(
-        &held,
+    assert!(
         dir.path()
+            .join(format!(
+                "nv_remote:127.0.0.1:{}:7.lock",
+                server.addr.rsplit_once(':').unwrap().1
+            ))
+            .exists(),
+        "the first client holds tinygrad's lock file"
+    );
+    // The same lock name only for the same HOST:PORT:N: a second server's lock, taken here as
+    // another client (tinygrad) would.
+    let second = Server::start(Faults::default());
+    let second_port = second.addr.rsplit_once(':').unwrap().1;
+    let _held = crate::lock::DeviceLock::acquire(
+        &dir.path()
             .join(format!("nv_remote:127.0.0.1:{second_port}:7.lock")),
+        "remote GPU",
     )
     .unwrap();
     let m = Remote::connect_with(&second.addr, &opts)
@@ -429,7 +462,8 @@ fn against_the_server_in_nvbare_remote_server() {
     assert_eq!(m.cpu.read_u64(0x800).unwrap(), 0);
     m.cpu.write_u64(0x800, 0x0123_4567_89ab_cdef).unwrap();
     assert_eq!(m.cpu.read_u64(0x800).unwrap(), 0x0123_4567_89ab_cdef);
-    r.dma_free(m);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { r.dma_free(m) };
     r.reset().unwrap();
     assert!(r.is_present());
     eprintln!(

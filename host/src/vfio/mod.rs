@@ -51,7 +51,8 @@ pub enum IommuBackend {
 pub struct VfioOptions {
     /// Where sysfs, `/dev` and `/proc` are (the system's; a fake tree in tests).
     pub sysfs: Sysfs,
-    /// Where the per-GPU lock files go.
+    /// Where the per-GPU lock files go ([`default_lock_dir`](crate::lock::default_lock_dir)
+    /// by default: `nvbare unbind` looks there).
     pub lock_dir: PathBuf,
     /// The IOMMU interface.
     pub backend: IommuBackend,
@@ -64,7 +65,7 @@ impl Default for VfioOptions {
     fn default() -> Self {
         VfioOptions {
             sysfs: Sysfs::system(),
-            lock_dir: PathBuf::from("/tmp"),
+            lock_dir: crate::lock::default_lock_dir(),
             backend: IommuBackend::default(),
             allow_noiommu_unsafe: false,
         }
@@ -544,7 +545,7 @@ impl<S: VfioSys> Platform for Vfio<S> {
             .map_err(|e| failed("DMA memory", e))
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         self.dma.free(mem.id);
     }
 

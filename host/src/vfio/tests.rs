@@ -293,8 +293,10 @@ fn noiommu_is_refused_unless_asked_for_and_then_uses_physical_addresses() {
         "{e}"
     );
     assert_eq!(v.dma_outstanding(), 2, "the refused allocation is undone");
-    v.dma_free(m);
-    v.dma_free(big);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { v.dma_free(m) };
+    // SAFETY: no view of `big` is used after this and no device uses it.
+    unsafe { v.dma_free(big) };
 
     // Without CAP_SYS_ADMIN the pagemap has no PFNs.
     r.twin.0.lock().unwrap().phys_base = 0;
@@ -323,13 +325,16 @@ fn dma_memory_is_zeroed_mapped_while_in_use_and_shares_hugepages() {
     let big = v.dma_alloc(4 << 20, true).unwrap();
     assert!(big.bus_pages[0].is_multiple_of(dma::HUGEPAGE as u64));
     assert_eq!(v.dma_chunks(), 2);
-    v.dma_free(a);
+    // SAFETY: no view of `a` is used after this and no device uses it.
+    unsafe { v.dma_free(a) };
     assert_eq!(r.twin.0.lock().unwrap().dma.len(), 2, "unmapped at free");
     // Freed pages come back zeroed to the next user.
     let c = v.dma_alloc(4096, false).unwrap();
     assert_eq!(c.cpu.read_u32(4).unwrap(), 0);
-    v.dma_free(c);
-    v.dma_free(b);
+    // SAFETY: no view of `c` is used after this and no device uses it.
+    unsafe { v.dma_free(c) };
+    // SAFETY: no view of `b` is used after this and no device uses it.
+    unsafe { v.dma_free(b) };
     assert_eq!(v.dma_chunks(), 1, "an empty hugepage goes back");
     assert_eq!(v.dma_outstanding(), 1);
     drop(v);
@@ -368,7 +373,8 @@ fn a_failed_unmap_keeps_the_pages_out_of_reuse() {
     let mut v = r.open().unwrap();
     let a = v.dma_alloc(4096, false).unwrap();
     r.twin.0.lock().unwrap().fail_unmap = true;
-    v.dma_free(a);
+    // SAFETY: no view of `a` is used after this and no device uses it.
+    unsafe { v.dma_free(a) };
     assert_eq!(
         v.dma_chunks(),
         1,
@@ -527,6 +533,7 @@ fn iommufd_binds_the_cdev_to_an_ioas_and_maps_dma_there() {
     );
     let m = v.dma_alloc(4096, false).unwrap();
     assert_eq!(r.twin.0.lock().unwrap().dma.len(), 1);
-    v.dma_free(m);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { v.dma_free(m) };
     assert!(r.twin.0.lock().unwrap().dma.is_empty());
 }

@@ -114,6 +114,14 @@ pub enum ServeError {
 pub const MAX_GPUS: u32 =
     ((crate::device::BAR3_BUS - crate::device::BAR0_BUS) / crate::device::BAR0_STRIDE) as u32;
 
+/// Host-memory grants (MAP_SYSMEM) one connection may hold: the protocol has no free, so a
+/// connection's grants only grow until it closes; tinygrad and nvbare hold a few hundred.
+pub const MAX_GRANTS_PER_CONNECTION: usize = 4096;
+/// Host-memory grants all connections together may hold.
+pub const MAX_GRANTS: usize = 16384;
+/// Connections served at once (one thread each); more are closed as they arrive.
+pub const MAX_CONNECTIONS: usize = 32;
+
 /// Host memory handed out by MAP_SYSMEM, by handle.
 #[derive(Clone, Copy, Debug)]
 struct SysmemGrant {
@@ -322,6 +330,19 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
+        let live = {
+            let mut c = shared.conns.lock().unwrap_or_else(|p| p.into_inner());
+            c.retain(|(_, t)| !t.is_finished());
+            c.len()
+        };
+        if live >= MAX_CONNECTIONS {
+            shared.refused(format!(
+                "connection from {:?} closed: {MAX_CONNECTIONS} connections are served already",
+                stream.peer_addr().ok()
+            ));
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            continue;
+        }
         next_conn += 1;
         shared.counters.connections.fetch_add(1, Ordering::Relaxed);
         let Ok(closer) = stream.try_clone() else {

@@ -383,6 +383,22 @@ impl<'a> Session<'a> {
                 MAX_SYSMEM >> 30
             ));
         }
+        {
+            let grants = self.shared.lock_grants();
+            let mine = grants.values().filter(|g| g.conn == self.conn).count();
+            if mine >= super::MAX_GRANTS_PER_CONNECTION {
+                return answer(format!(
+                    "MAP_SYSMEM: this connection holds {mine} host-memory grants, the most one \
+                     may (the protocol has no free: they go when the connection closes)"
+                ));
+            }
+            if grants.len() >= super::MAX_GRANTS {
+                return answer(format!(
+                    "MAP_SYSMEM: the server holds {} host-memory grants, the most it serves",
+                    grants.len()
+                ));
+            }
+        }
         // CAST: bounded by MAX_SYSMEM, which fits usize on the 64-bit hosts the simulator
         // runs on.
         let alloc = match self.shared.sysmem.alloc(size as usize) {

@@ -35,6 +35,8 @@ const DST_PHYS_MODE: u32 = 0x264;
 mod launch {
     /// DATA_TRANSFER_TYPE 1:0 (NONE 0, PIPELINED 1, NON_PIPELINED 2; PREFETCH 3 on Blackwell).
     pub const TRANSFER: u32 = 0b11;
+    /// FLUSH_ENABLE 2: flush the engine's writes (to system memory) before the semaphore.
+    pub const FLUSH: u32 = 1 << 2;
     /// SEMAPHORE_TYPE 4:3.
     pub const SEMAPHORE_SHIFT: u32 = 3;
     /// SRC_MEMORY_LAYOUT 7 (PITCH = 1), DST_MEMORY_LAYOUT 8.
@@ -206,6 +208,11 @@ pub fn copy(
             done += n as u64;
         }
     }
+    if l & launch::FLUSH != 0 {
+        cx.world.copies_unflushed.remove(&who.token);
+    } else {
+        cx.world.copies_unflushed.insert(who.token);
+    }
     cx.world.engines.copies += 1;
     cx.world.engines.bytes_copied = cx
         .world
@@ -229,6 +236,21 @@ pub fn release(
         return Ok(Flow::Wait(Waiting::Engine));
     }
     let l = regs.launch;
+    // clc8b5.h FLUSH_ENABLE: without it the copies' writes to system memory need not be
+    // visible when the semaphore says they are done (nvbare and tinygrad both set it).
+    if l & launch::FLUSH != 0 {
+        cx.world.copies_unflushed.remove(&who.token);
+    } else if cx.world.copies_unflushed.remove(&who.token) {
+        cx.log.warn(
+            "ce",
+            format!(
+                "channel {:#x}: a copy-engine semaphore release (LAUNCH_DMA {l:#x}) follows \
+                 copies without FLUSH_ENABLE: on hardware their writes to system memory may \
+                 not be visible yet when the semaphore is",
+                who.token
+            ),
+        );
+    }
     if (payload64 || timestamp) && !va.is_multiple_of(8) {
         return Err(Stop::Invalid(format!(
             "copy-engine semaphore at {va:#x}: a 64-bit payload or a timestamp needs 8-byte \

@@ -6,8 +6,9 @@
 //! Translations are cached per page in a small TLB ([`Tlb`], in [`World::tlb`]), as the
 //! hardware's are: a driver that changes a PTE and does not invalidate keeps reaching the old
 //! page, and an invalidate (`NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE` with TRIGGER, dev_vm.h
-//! of tu102, the same offsets on GH100 and GB202; or a pushbuffer MMU_TLB_INVALIDATE) drops
-//! every cached translation, so no engine reads a stale one afterwards.
+//! of tu102, the same offsets on GH100 and GB202) drops the cached translations of the
+//! address space its PDB registers name, or of all with `ALL_PDB`; a pushbuffer
+//! MMU_TLB_INVALIDATE drops every cached translation (more than asked is never stale).
 //!
 //! An access that cannot be translated is an MMU fault: an [`MmuFaultRecord`] (address,
 //! access type, `NV_PFAULT_FAULT_TYPE_*` of dev_fault.h) is queued in [`World::mmu_faults`]
@@ -190,6 +191,17 @@ impl Tlb {
     /// Drops every cached translation.
     pub fn invalidate(&mut self) {
         self.entries.clear();
+        self.next = 0;
+        self.invalidates += 1;
+    }
+
+    /// Drops the cached translations of the address space whose page directory is `root`
+    /// (in VRAM or in system memory, coherent or not: the PDB register names only which).
+    pub fn invalidate_root(&mut self, root: TableAddr) {
+        let is_video = |a: TableAperture| a == TableAperture::Video;
+        self.entries.retain(|e| {
+            !(e.root.addr == root.addr && is_video(e.root.aperture) == is_video(root.aperture))
+        });
         self.next = 0;
         self.invalidates += 1;
     }
@@ -461,6 +473,18 @@ impl Mmu {
     pub fn new() -> Mmu {
         Mmu::default()
     }
+
+    /// The page directory the PDB registers name (dev_vm.h: `INVALIDATE_PDB_APERTURE` 1:1,
+    /// `_ADDR` 31:4 holding address bits 39:12, `INVALIDATE_UPPER_PDB_ADDR` 19:0 bits 59:40).
+    fn invalidate_root(&self) -> TableAddr {
+        let addr = u64::from(self.upper_pdb & 0xf_ffff) << 40 | u64::from(self.pdb >> 4) << 12;
+        let aperture = if self.pdb & 0b10 != 0 {
+            TableAperture::SystemCoherent
+        } else {
+            TableAperture::Video
+        };
+        TableAddr { aperture, addr }
+    }
 }
 
 impl Unit for Mmu {
@@ -509,20 +533,39 @@ impl Unit for Mmu {
             }
             _ => {
                 self.invalidate = value;
-                if value & INVALIDATE_TRIGGER != 0 {
-                    // One PDB or all: the simulator drops every cached translation either
-                    // way (dropping more than asked is never stale).
-                    cx.world.tlb.invalidate();
-                    let scope = if value & INVALIDATE_ALL_PDB != 0 {
-                        "all PDBs".to_string()
-                    } else {
-                        format!(
-                            "PDB {:#x}",
-                            u64::from(self.upper_pdb) << 32 | u64::from(self.pdb & !0xf) << 8
-                        )
-                    };
-                    cx.log.debug("mmu", format!("TLB invalidate ({scope})"));
+                if value & INVALIDATE_TRIGGER == 0 {
+                    return;
                 }
+                if value & INVALIDATE_ALL_PDB != 0 {
+                    cx.world.tlb.invalidate();
+                    cx.log.debug("mmu", "TLB invalidate (all PDBs)");
+                    return;
+                }
+                let root = self.invalidate_root();
+                let known = cx.world.vaspaces.values().any(|v| {
+                    matches!(
+                        (v.page_dir, root.aperture),
+                        (Some(Target::Vram(pa)), TableAperture::Video) if pa == root.addr
+                    ) || matches!(
+                        (v.page_dir, root.aperture),
+                        (Some(Target::Bus(a)), TableAperture::SystemCoherent) if a == root.addr
+                    )
+                });
+                if !known {
+                    cx.log.warn(
+                        "mmu",
+                        format!(
+                            "TLB invalidate of PDB {:#x} ({:?}), which no VA space has as its \
+                             page directory: nothing cached is dropped",
+                            root.addr, root.aperture
+                        ),
+                    );
+                }
+                cx.world.tlb.invalidate_root(root);
+                cx.log.debug(
+                    "mmu",
+                    format!("TLB invalidate (PDB {:#x}, {:?})", root.addr, root.aperture),
+                );
             }
         }
     }

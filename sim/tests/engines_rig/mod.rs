@@ -218,24 +218,39 @@ impl Rig {
         }
     }
 
-    /// The CPU writes `data` at byte `off` of `b`.
+    /// The CPU writes `data` at byte `off` of `b` (host memory directly, not as a device
+    /// access: bus mastering does not apply to the CPU).
     pub fn write(&self, b: &Buffer, off: u64, data: &[u8]) {
-        self.gpu.bus().write(b.at(off), data).unwrap();
+        let bus = self.gpu.bus();
+        match b.at(off) {
+            Target::Vram(pa) => bus.vram.write(pa, data),
+            Target::Bus(addr) => bus.sysmem.write(addr, data),
+        }
+        .unwrap();
     }
 
     /// The CPU reads `out.len()` bytes at byte `off` of `b`.
     pub fn read(&self, b: &Buffer, off: u64, out: &mut [u8]) {
-        self.gpu.bus().read(b.at(off), out).unwrap();
+        let bus = self.gpu.bus();
+        match b.at(off) {
+            Target::Vram(pa) => bus.vram.read(pa, out),
+            Target::Bus(addr) => bus.sysmem.read(addr, out),
+        }
+        .unwrap();
     }
 
     /// A u64 of `b`.
     pub fn read_u64(&self, b: &Buffer, off: u64) -> u64 {
-        self.gpu.bus().read_u64(b.at(off)).unwrap()
+        let mut v = [0u8; 8];
+        self.read(b, off, &mut v);
+        u64::from_le_bytes(v)
     }
 
     /// A u32 of `b`.
     pub fn read_u32(&self, b: &Buffer, off: u64) -> u32 {
-        self.gpu.bus().read_u32(b.at(off)).unwrap()
+        let mut v = [0u8; 4];
+        self.read(b, off, &mut v);
+        u32::from_le_bytes(v)
     }
 
     /// A channel on `engine` (runlist 0 for graphics, 1 + n for copy engine n) with objects
@@ -263,8 +278,13 @@ impl Rig {
             classes: classes.to_vec(),
             enabled: true,
             error: None,
+            generation: 0,
         };
-        self.gpu.with_world(|w| w.channels.insert(token, rec));
+        self.gpu.with_world(|w| {
+            let generation = w.new_channel_generation();
+            w.channels
+                .insert(token, ChannelRecord { generation, ..rec })
+        });
         Channel {
             token,
             ring,

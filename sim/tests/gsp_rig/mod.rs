@@ -106,7 +106,8 @@ pub fn heap_size(fb: u64) -> u64 {
     let mib = 1u64 << 20;
     let gib = fb.div_ceil(1 << 30);
     let h = (22 + 14) * mib + (96 * 1024 * gib).div_ceil(mib) * mib + 96 * mib;
-    h.clamp(88 * mib, 280 * mib)
+    // At least the override minimum; OpenRM sets no top on the calculated size.
+    h.max(88 * mib)
 }
 
 /// One allocation of host memory the device can reach.

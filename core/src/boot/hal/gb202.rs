@@ -11,13 +11,12 @@ use nvbare_gsp::firmware::{FmcSignatureScheme, GspSignatureTarget};
 use nvbare_gsp::fsp::CotParams;
 
 use super::{FbHal, FirmwareHal, FspHal, PinnedDigests, sha256_hex};
+use crate::chip::Arch;
+use crate::regs::fsp::ThermI2csScratch;
 
 /// The GB20x boot blocks.
 #[derive(Clone, Copy, Debug)]
 pub struct Gb20x;
-
-/// `NV_THERM_I2CS_SCRATCH` on GB20x.
-pub const FSP_BOOT_STATUS: u32 = 0x00ad_00bc;
 
 // TIMEOUT: kfspWaitForSecureBoot_GB202 waits 5 s ("Increase to 5 seconds for WS SKUs
 // especially needed for SKU's with larger VRAM"), and so do we.
@@ -26,7 +25,9 @@ pub const FSP_BOOT_TIMEOUT_NS: u64 = 5_000_000_000;
 
 impl FspHal for Gb20x {
     fn boot_status_register(&self) -> u32 {
-        FSP_BOOT_STATUS
+        // PANIC: ThermI2csScratch has an address on GB20x (its match names the arch).
+        ThermI2csScratch::address(Arch::BlackwellGb20x)
+            .expect("NV_THERM_I2CS_SCRATCH exists on GB20x")
     }
 
     fn boot_timeout_ns(&self) -> u64 {

@@ -9,22 +9,23 @@ use nvbare_gsp::firmware::{FmcSignatureScheme, GspSignatureTarget};
 use nvbare_gsp::fsp::CotParams;
 
 use super::{FbHal, FirmwareHal, FspHal, PinnedDigests, sha256_hex};
+use crate::chip::Arch;
+use crate::regs::fsp::ThermI2csScratch;
 
 /// The GH100 boot blocks.
 #[derive(Clone, Copy, Debug)]
 pub struct Gh100;
-
-/// `NV_THERM_I2CS_SCRATCH` on GH100 and GB100 (`dev_therm.h`).
-pub const FSP_BOOT_STATUS: u32 = 0x0002_00bc;
 
 // TIMEOUT: kfspWaitForSecureBoot_GH100 waits 4 s ("FBFalcon training during devinit alone
 // takes 2 seconds, up to 3 on HBM3"), and so do we.
 /// How long the FSP may take to boot after a reset on GH100 and GB100.
 pub const FSP_BOOT_TIMEOUT_NS: u64 = 4_000_000_000;
 
-/// The FSP boot-status register of GH100 (shared by GB100).
+/// The FSP boot-status register of GH100 (shared by GB100): `NV_THERM_I2CS_SCRATCH`, as
+/// [`ThermI2csScratch`] places it.
 pub fn boot_status_register() -> u32 {
-    FSP_BOOT_STATUS
+    // PANIC: ThermI2csScratch has an address on Hopper (its match names Arch::Hopper).
+    ThermI2csScratch::address(Arch::Hopper).expect("NV_THERM_I2CS_SCRATCH exists on Hopper")
 }
 
 /// GH100's FRTS offset from the end of FB: the 2 MiB end-of-FB reserve estimate, no PMU

@@ -49,6 +49,23 @@ fn wpr2_left_up_is_recovered_by_reset_or_named() {
     .unwrap();
     assert!(gsp.report().reset_for_wpr2);
     assert_eq!(gsp.platform().seen().resets, 1);
+    assert!(!gsp.platform().seen().master_while_wpr2_up);
+    drop(gsp);
+
+    // Bus mastering left on by an earlier user goes off until WPR2 is down.
+    let gsp = boot_fake(
+        Script {
+            wpr2_up: true,
+            command_at_start: 6,
+            ..Script::default()
+        },
+        &files,
+    )
+    .unwrap();
+    assert!(
+        !gsp.platform().seen().master_while_wpr2_up,
+        "bus mastering on while an earlier boot's GSP may run"
+    );
     drop(gsp);
 
     let (e, text, _) = fails(
@@ -244,6 +261,15 @@ fn every_lockdown_check_fails_clearly() {
                 "MAILBOX0",
                 "570.144 files"
             ],
+        ),
+        (
+            // Written as lockdown drops: only the re-read after the wait sees it
+            // (kgspBootstrap_GH100 reads MAILBOX0 again after the wait).
+            Script {
+                fmc_error_on_release: Some(0x31),
+                ..Script::default()
+            },
+            &["GSP-FMC reported error code 0x31", "MAILBOX0"],
         ),
         (
             Script {

@@ -64,6 +64,8 @@ pub struct Script {
     /// The boot-args address sits in MAILBOX0/1 while locked (not an error).
     pub mailbox_holds_boot_args: bool,
     pub fmc_error: Option<u32>,
+    /// An FMC error code that appears in MAILBOX0 only as lockdown is released.
+    pub fmc_error_on_release: Option<u32>,
     pub riscv_not_running: bool,
     pub gsp_silent: bool,
     pub no_init_done: bool,
@@ -78,8 +80,12 @@ pub struct Script {
     pub bad_write_ptr_with: Option<u32>,
     /// The reply to this function comes only after the next doorbell.
     pub late_reply_to: Option<u32>,
+    /// The next reply to this function is lost (GSP-RM did the call).
+    pub lose_reply_to: Option<u32>,
     pub no_halt: bool,
     pub log_words: u64,
+    /// `PCI_COMMAND` as an earlier user left it.
+    pub command_at_start: u32,
 }
 
 impl Default for Script {
@@ -102,6 +108,7 @@ impl Default for Script {
             lockdown_reads: 3,
             mailbox_holds_boot_args: false,
             fmc_error: None,
+            fmc_error_on_release: None,
             riscv_not_running: false,
             gsp_silent: false,
             no_init_done: false,
@@ -113,9 +120,11 @@ impl Default for Script {
             rpc_failure: None,
             no_reply_to: None,
             late_reply_to: None,
+            lose_reply_to: None,
             bad_write_ptr_with: None,
             no_halt: false,
             log_words: 0,
+            command_at_start: 0,
         }
     }
 }
@@ -128,6 +137,9 @@ pub struct Seen {
     pub falcon_os: u32,
     pub doorbells: u32,
     pub resets: u32,
+    /// Bus mastering was on while WPR2 was up before our COT message (an earlier boot's GSP
+    /// could write memory).
+    pub master_while_wpr2_up: bool,
     pub wpr_meta: Vec<u8>,
     pub system_info: Vec<u8>,
 }
@@ -172,6 +184,8 @@ pub(super) struct Device {
     pub(super) next_bus: u64,
     pub(super) next_id: u64,
     pub(super) seen: Seen,
+    /// GR info controls answered (the answer carries the count in `info_list[0]`).
+    pub(super) gr_info_answers: u32,
 }
 
 /// The scripted platform.
@@ -195,6 +209,7 @@ impl Clock for FakeClock {
 
 impl FakePlatform {
     pub fn new(script: Script) -> Self {
+        let command = script.command_at_start;
         let wpr2 = if script.wpr2_up {
             (0x0008_f000, 0x0008_f100)
         } else {
@@ -218,13 +233,14 @@ impl FakePlatform {
                 cpuctl: 0,
                 mailbox: (0, 0),
                 gsp: None,
-                command: 0,
+                command,
                 deferred: Vec::new(),
                 pages: HashMap::new(),
                 allocs: HashMap::new(),
                 next_bus: 0x10_0000_0000,
                 next_id: 1,
                 seen: Seen::default(),
+                gr_info_answers: 0,
             }),
             clock: FakeClock(Cell::new(0)),
         }
@@ -370,7 +386,7 @@ impl Device {
         if !self.released {
             self.released = true;
             self.mailbox = (0, 0);
-            if let Some(code) = self.script.fmc_error {
+            if let Some(code) = self.script.fmc_error.or(self.script.fmc_error_on_release) {
                 self.mailbox = (code, 0);
             }
             if !self.script.riscv_not_running {
@@ -410,7 +426,12 @@ impl Bar0 for FakePlatform {
             0xa00 => d.script.boot42,
             FB_MIB => d.script.fb_mib,
             WPR2_LO => d.wpr2.0,
-            WPR2_HI => d.wpr2.1,
+            WPR2_HI => {
+                if d.wpr2.1 != 0 && d.command & 4 != 0 && d.seen.cot.is_none() {
+                    d.seen.master_while_wpr2_up = true;
+                }
+                d.wpr2.1
+            }
             o if o == d.fsp_scratch() => {
                 if d.script.fsp_never_ready {
                     0x7
@@ -547,7 +568,7 @@ impl Platform for FakePlatform {
         Ok(DmaMemory { cpu, bus_pages, id })
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         let d = self.dev.get_mut();
         for p in &mem.bus_pages {
             d.pages.remove(p);
@@ -567,7 +588,11 @@ impl Platform for FakePlatform {
 
     fn config_write(&self, offset: u16, _: u8, value: u32) -> Result<(), PlatformError> {
         if offset == 0x04 {
-            self.dev.borrow_mut().command = value;
+            let mut d = self.dev.borrow_mut();
+            if d.wpr2.1 != 0 && value & 4 != 0 && d.seen.cot.is_none() {
+                d.seen.master_while_wpr2_up = true;
+            }
+            d.command = value;
         }
         Ok(())
     }

@@ -181,6 +181,10 @@ impl Device {
         if self.script.no_reply_to == Some(f) {
             return;
         }
+        if self.script.lose_reply_to == Some(f) {
+            self.script.lose_reply_to = None;
+            return;
+        }
         if self.script.late_reply_to == Some(f) {
             self.script.late_reply_to = None;
             self.deferred.push((f, payload.to_vec()));
@@ -221,6 +225,8 @@ impl Device {
                 let params: Vec<u8> = match ctl.cmd {
                     0x2080_0a2a => {
                         let mut p = InternalStaticGrGetInfoParams::new_zeroed();
+                        self.gr_info_answers += 1;
+                        p.engine_info[0].info_list[0].data = self.gr_info_answers;
                         for (i, v) in [
                             (0x0c, 0x900),
                             (0x14, 8),

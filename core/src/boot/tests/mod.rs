@@ -8,6 +8,7 @@ mod checks;
 mod fake;
 mod fake_gsp;
 mod images;
+mod rpc;
 
 use std::string::ToString;
 use std::vec::Vec;
@@ -312,4 +313,42 @@ fn a_failed_async_command_surfaces_in_the_next_wait() {
     assert_eq!(e.status(), Some(nvbare_gsp::rpc::RpcResult(0x1f)));
     assert!(e.to_string().contains("SET_REGISTRY"), "{e}");
     drop(gsp);
+}
+
+#[test]
+fn a_refused_call_reads_no_logs_but_a_failed_boot_shows_them() {
+    let files = Files::gh100();
+    let mut gsp = boot_fake(
+        Script {
+            log_words: 5,
+            ..Script::default()
+        },
+        &files,
+    )
+    .unwrap();
+    assert!(
+        gsp.rpc_state().diagnostics().gsp_spoke(),
+        "the logs have words"
+    );
+    gsp.platform().script_mut().rpc_failure = Some((65, 0x65));
+    let e = gsp
+        .rpc()
+        .call(&nvbare_gsp::rpc::commands::Command::get_gsp_static_info())
+        .unwrap_err();
+    assert_eq!(e.status(), Some(nvbare_gsp::rpc::RpcResult(0x65)));
+    assert!(
+        e.diagnostics.is_empty(),
+        "a plain refusal reads no log buffers: {e}"
+    );
+    drop(gsp);
+
+    let (e, text, _) = fails(
+        Script {
+            log_words: 5,
+            rpc_failure: Some((65, 0x65)),
+            ..Script::default()
+        },
+        &files,
+    );
+    assert_eq!(e.diagnostics.logs.len(), 5, "log tails attached: {text}");
 }

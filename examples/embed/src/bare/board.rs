@@ -161,7 +161,7 @@ impl Platform for Board {
         })
     }
 
-    fn dma_free(&mut self, mem: DmaMemory) {
+    unsafe fn dma_free(&mut self, mem: DmaMemory) {
         let (start, len) = (mem.id, mem.len() as u64);
         let i = self.free.partition_point(|&(s, _)| s < start);
         self.free.insert(i, (start, len));

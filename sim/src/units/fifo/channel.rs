@@ -55,9 +55,15 @@ struct Segment {
 /// A channel's execution state (the PBDMA's and the engines' view of it).
 #[derive(Debug)]
 pub struct ChannelState {
-    /// Identity of the channel this state belongs to (a re-allocated token is a new one).
-    identity: (u64, u32, Target, Option<Target>),
+    /// The allocation this state belongs to (a re-allocated token is a new one).
+    generation: u64,
     gp_get: u32,
+    /// GPPut as last read from USERD.
+    gp_put: u32,
+    /// A doorbell rang since GPPut was last read: the next fetch that finds no entry left
+    /// reads it again. Without one the channel does not look (as the hardware's host reads
+    /// GPPut when told to).
+    rang: bool,
     segment: Option<Segment>,
     /// Operations waiting to run, first one blocked.
     parked: VecDeque<Pending>,
@@ -72,8 +78,10 @@ impl ChannelState {
     /// A fresh channel (GPGet 0, nothing bound).
     pub fn new(rec: &ChannelRecord) -> ChannelState {
         ChannelState {
-            identity: (rec.gpfifo_va, rec.gpfifo_entries, rec.userd, rec.instance),
+            generation: rec.generation,
             gp_get: 0,
+            gp_put: 0,
+            rang: false,
             segment: None,
             parked: VecDeque::new(),
             decoder: Decoder::new(),
@@ -84,7 +92,13 @@ impl ChannelState {
 
     /// Whether `rec` is the channel this state was made for.
     pub fn same_channel(&self, rec: &ChannelRecord) -> bool {
-        self.identity == (rec.gpfifo_va, rec.gpfifo_entries, rec.userd, rec.instance)
+        self.generation == rec.generation
+    }
+
+    /// A doorbell for this channel rang: GPPut is read again when the fetched entries run
+    /// out.
+    pub fn doorbell(&mut self) {
+        self.rang = true;
     }
 
     /// Runs up to `budget` methods of channel `token`.
@@ -192,8 +206,15 @@ impl ChannelState {
                 rec.userd
             ))
         };
-        mmu::dma_allowed(cx, 0, rec.userd).map_err(Stop::Mem)?;
-        let put = cx.bus.read_u32(userd(USERD_GP_PUT)).map_err(bus_err)?;
+        if self.gp_put == self.gp_get {
+            if !self.rang {
+                return Ok(false);
+            }
+            self.rang = false;
+            mmu::dma_allowed(cx, 0, rec.userd).map_err(Stop::Mem)?;
+            self.gp_put = cx.bus.read_u32(userd(USERD_GP_PUT)).map_err(bus_err)?;
+        }
+        let put = self.gp_put;
         if put == self.gp_get {
             return Ok(false);
         }

@@ -74,6 +74,8 @@ pub struct Fifo {
     channels: BTreeMap<u32, ChannelState>,
     /// Channels with work (or waiting), in turn order.
     pending: VecDeque<u32>,
+    /// Channels whose doorbell rang since their last turn.
+    rung: std::collections::BTreeSet<u32>,
     /// Whether the injected stall has been logged.
     stall_logged: bool,
 }
@@ -84,6 +86,7 @@ impl Fifo {
         Fifo {
             channels: BTreeMap::new(),
             pending: VecDeque::new(),
+            rung: std::collections::BTreeSet::new(),
             stall_logged: false,
         }
     }
@@ -134,6 +137,7 @@ impl Fifo {
         }
         cx.world.engines.doorbells += 1;
         cx.log.debug("fifo", format!("doorbell {value:#x}"));
+        self.rung.insert(token);
         if !self.pending.contains(&token) {
             self.pending.push_back(token);
         }
@@ -169,6 +173,8 @@ impl Unit for Fifo {
         // Forget channels GSP-RM freed.
         self.channels
             .retain(|token, _| cx.world.channels.contains_key(token));
+        self.rung
+            .retain(|token| cx.world.channels.contains_key(token));
         let mut progressed = false;
         for _ in 0..self.pending.len() {
             let Some(token) = self.pending.pop_front() else {
@@ -184,6 +190,9 @@ impl Unit for Fifo {
             if !state.same_channel(&record) {
                 // The token was freed and allocated again: a new channel.
                 *state = ChannelState::new(&record);
+            }
+            if self.rung.remove(&token) {
+                state.doorbell();
             }
             match state.run(cx, token, &record, METHODS_PER_TURN) {
                 Progress::Idle { worked } => progressed |= worked,

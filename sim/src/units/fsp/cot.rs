@@ -33,7 +33,7 @@ use zerocopy::{FromBytes, IntoBytes};
 
 use crate::device::{Cx, Signal};
 use crate::firmware;
-use crate::memory::Target;
+use crate::memory::{Bus, Target};
 
 /// `NVDM_TYPE_COT`.
 pub const NVDM_TYPE_COT: u8 = 0x14;
@@ -172,13 +172,27 @@ fn check_headers(mctp: u32, msg: u32) -> Result<(), Refusal> {
 
 /// Whether `len` bytes at bus address `addr` can be read by the device.
 fn readable(cx: &Cx, addr: u64, len: usize) -> bool {
+    bus_readable(cx.bus, addr, len)
+}
+
+/// Whether every byte of `[addr, addr + len)` reaches memory on `bus`: one probe in each
+/// 4 KiB page (the granule of DMA mappings) and the last byte, so a hole in the middle of
+/// the range is found, not only a missing first or last page.
+fn bus_readable(bus: &Bus, addr: u64, len: usize) -> bool {
+    const PAGE: u64 = 4096;
+    // CAST: usize fits u64 on the simulator's hosts.
+    let Some(end) = addr.checked_add(len as u64) else {
+        return false;
+    };
     let mut probe = [0u8; 1];
-    len == 0
-        || (cx.bus.read(Target::Bus(addr), &mut probe).is_ok()
-            && cx
-                .bus
-                .read(Target::Bus(addr + len as u64 - 1), &mut probe)
-                .is_ok())
+    let mut at = addr;
+    while at < end {
+        if bus.read(Target::Bus(at), &mut probe).is_err() {
+            return false;
+        }
+        at = (at / PAGE + 1) * PAGE;
+    }
+    len == 0 || bus.read(Target::Bus(end - 1), &mut probe).is_ok()
 }
 
 /// `array` (a `u32[96]` of the payload) holds `file` and zeros after it.
@@ -342,4 +356,33 @@ fn check_cot(cx: &mut Cx, body: &[u8], fmc_started: bool) -> Result<Signal, Refu
         boot_params,
         frts_vidmem: (frts_off, frts_size),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::bus_readable;
+    use crate::memory::{Bus, SysMem, Vram};
+
+    #[test]
+    fn a_hole_in_the_middle_of_a_range_makes_it_unreadable() {
+        let bus = Bus::new(
+            Arc::new(Vram::new(1 << 20).unwrap()),
+            Arc::new(SysMem::new()),
+            (0x80_0000_0000, 1 << 20),
+        );
+        bus.set_bus_master(true);
+        let a = bus.sysmem.alloc(0x2000).unwrap();
+        let b = bus.sysmem.alloc(0x2000).unwrap();
+        assert!(b.bus > a.bus + 0x2000, "a guard lies between them");
+        assert!(bus_readable(&bus, a.bus, 0x2000));
+        assert!(bus_readable(&bus, a.bus + 0x1fff, 1));
+        // First and last byte are mapped, the guard between them is not.
+        let whole = b.bus + 0x2000 - a.bus;
+        assert!(!bus_readable(&bus, a.bus, whole as usize));
+        assert!(!bus_readable(&bus, a.bus, 0x2001), "one byte past the end");
+        assert!(!bus_readable(&bus, u64::MAX, 2), "wraps the bus");
+        assert!(bus_readable(&bus, 0x1234, 0));
+    }
 }

@@ -81,14 +81,17 @@ fn fail<T>(step: FmcStep, why: impl Into<String>) -> Result<T, FmcError> {
 /// The GSP firmware heap GSP-RM needs on baremetal (`_kgspCalculateFwHeapSize`,
 /// kernel_gsp.c, with `gsp_fw_heap.h`): the libos3 baremetal OS carve-out (22 MiB), the
 /// Hopper+ base RM size (14 MiB), 96 KiB per GiB of FB (rounded up to GiB, the sum to MiB)
-/// and the client allocation size (48 KiB x 2048 channels), clamped to 88..280 MiB.
+/// and the client allocation size (48 KiB x 2048 channels), at least 88 MiB (the override
+/// minimum, `kgspGetMinWprHeapSizeMB`). No top clamp: OpenRM limits the calculated heap only
+/// by `maxScrubbedHeapSizeMB` (unlimited on GH100+, `kgspGetFwHeapSize`); 280 MiB is the cap
+/// of a registry override.
 pub fn gsp_fw_heap_size(fb_bytes: u64) -> u64 {
     let fb_gib = fb_bytes.div_ceil(1 << 30);
     let heap = 22 * MIB
         + 14 * MIB
         + (96 * 1024 * fb_gib).next_multiple_of(MIB)
         + (48 * 1024 * 2048u64).next_multiple_of(MIB);
-    heap.clamp(88 * MIB, 280 * MIB)
+    heap.max(88 * MIB)
 }
 
 /// Where a `GSP_DMA_TARGET` + offset points.

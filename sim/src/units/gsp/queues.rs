@@ -185,6 +185,18 @@ pub enum BadCommand {
     /// The element is malformed.
     #[error("{0}")]
     Malformed(String),
+    /// The CPU's write pointer lies outside the ring: nothing is read
+    /// (`msgqRxGetReadAvailable`, msgq.c, answers 0 when `writePtr >= msgCount`).
+    #[error(
+        "the command queue's writePtr {write_ptr} is not below its msgCount {msg_count}; \
+         nothing read"
+    )]
+    WritePtr {
+        /// The write pointer the CPU published.
+        write_ptr: u32,
+        /// Entries in the ring.
+        msg_count: u32,
+    },
 }
 
 /// GSP-RM's two queues.
@@ -322,11 +334,18 @@ impl Queues {
         (self.cmd_tx.msg_count, self.stat_tx.msg_count)
     }
 
-    /// Entries written by the CPU and not yet read.
-    pub fn pending_entries(&self, bus: &Bus) -> Result<u32, BusFault> {
+    /// Entries written by the CPU and not yet read (none while its write pointer is out of
+    /// range).
+    pub fn pending_entries(&self, bus: &Bus) -> Result<u32, BadCommand> {
         let wp = self.area.read_u32(bus, self.cmd.0 + 16)?;
         let n = self.cmd_tx.msg_count;
-        Ok((wp % n + n - self.cmd_read) % n)
+        if wp >= n {
+            return Err(BadCommand::WritePtr {
+                write_ptr: wp,
+                msg_count: n,
+            });
+        }
+        Ok((wp + n - self.cmd_read) % n)
     }
 
     fn cmd_entry(&self, i: u32) -> usize {

@@ -164,6 +164,7 @@ pub(super) fn gpfifo(
         })?;
     db.next_chid = chid + 1;
     let token = runlist << 16 | chid;
+    let generation = cx.world.new_channel_generation();
     cx.world.channels.insert(
         token,
         ChannelRecord {
@@ -178,6 +179,7 @@ pub(super) fn gpfifo(
             classes: Vec::new(),
             enabled: false,
             error: None,
+            generation,
         },
     );
     cx.log.info(

@@ -221,6 +221,23 @@ pub fn rm_control(
                 // CAST: at most 32 entries.
                 p.num_entries = n as u32;
                 p.b_more = u8::from(rest.len() > n);
+                if cx.faults.endless_device_info {
+                    cx.log.info(
+                        "gsp",
+                        format!(
+                            "injected fault: device info table from index {base} answered \
+                             with 32 entries and bMore"
+                        ),
+                    );
+                    let cycle = spec.engines.iter().cycle().skip(base % spec.engines.len());
+                    for (e, spec_e) in p.entries.iter_mut().zip(cycle) {
+                        e.engine_data[engine_data_index::RM_ENGINE_TYPE] = spec_e.rm_engine_type;
+                        e.engine_data[engine_data_index::RUNLIST] = spec_e.runlist;
+                    }
+                    // CAST: 32 entries.
+                    p.num_entries = p.entries.len() as u32;
+                    p.b_more = 1;
+                }
                 Ok(())
             })
         }

@@ -198,7 +198,8 @@ impl Rm {
                     p.busy = true;
                     cx.log.warn("gsp", format!("command dropped: {e}"));
                     self.log(cx, "LOGRM", LogMessage::BadCommand, &[]);
-                    if matches!(e, BadCommand::Bus(_)) {
+                    // Nothing was consumed: reading on would find the same.
+                    if matches!(e, BadCommand::Bus(_) | BadCommand::WritePtr { .. }) {
                         break;
                     }
                 }
@@ -402,6 +403,16 @@ impl Rm {
             LogMessage::Rpc,
             &[u64::from(h.function), u64::from(status.0)],
         );
+        if cx.faults.lose_reply_to == Some(h.function) {
+            cx.log.warn(
+                "fault",
+                format!("RPC function {} done; its reply is lost", h.function),
+            );
+            return;
+        }
+        if cx.faults.short_reply_to == Some(h.function) {
+            shorten_params(cx, h.function, &mut payload);
+        }
         self.reply(reply, payload);
     }
 
@@ -445,4 +456,33 @@ impl Rm {
             .warn("gsp", format!("RPC {function}: {} ({})", e.status, e.why));
         e.status
     }
+}
+
+/// Cuts 4 bytes off the parameter block of a `GSP_RM_ALLOC` or `GSP_RM_CONTROL` reply
+/// (`paramsSize` at 20 and 16 of their `g_rpc-structures.h` payloads), for the fault plan.
+fn shorten_params(cx: &Cx, function: u32, payload: &mut Vec<u8>) {
+    let at = match RpcFunction::from_u32(function) {
+        Some(RpcFunction::GspRmAlloc) => 20,
+        Some(RpcFunction::GspRmControl) => 16,
+        _ => return,
+    };
+    let Some(size) = payload
+        .get(at..at + 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    else {
+        return;
+    };
+    if size < 4 {
+        return;
+    }
+    cx.log.warn(
+        "fault",
+        format!(
+            "reply to RPC function {function} carries {} bytes of parameters for {size}",
+            size - 4
+        ),
+    );
+    payload[at..at + 4].copy_from_slice(&(size - 4).to_le_bytes());
+    let len = payload.len().saturating_sub(4);
+    payload.truncate(len);
 }

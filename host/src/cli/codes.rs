@@ -369,7 +369,12 @@ fn gsp_rm_code(e: &GspRmError) -> ErrorCode {
         | GspRmError::Encode { .. }
         | GspRmError::UnexpectedReply { .. }
         | GspRmError::Events(_)
-        | GspRmError::UnknownChannel(_) => RM_RPC,
+        | GspRmError::UnknownChannel(_)
+        // GSP-RM's replies or tables make no sense: a reply of the wrong size, no runlist for
+        // an engine it listed, a device info table without end.
+        | GspRmError::ReplySize { .. }
+        | GspRmError::UnknownRunlist { .. }
+        | GspRmError::DeviceInfoTableTooLong { .. } => RM_RPC,
         GspRmError::Memory(MemoryError::Dma(p)) => platform_code(p).unwrap_or(RM_MEMORY),
         GspRmError::Memory(_) | GspRmError::OutOfHandles => RM_MEMORY,
         GspRmError::DeviceGone => GPU_GONE,

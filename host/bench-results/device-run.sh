@@ -33,6 +33,9 @@
 #                        one warp, an MMU fault), a stall that says how long it waited,
 #                        Ctrl-C during a run, and the --version / info --json / list --json
 #                        forms. Every command is echoed before it runs, with its exit status.
+#   ab [N]               ./nvbare-pre (a build before a change) and ./nvbare (after)
+#                        alternately, N rounds (default 5) of `bench --launch-only --json`,
+#                        then both studies' summaries: a change's effect in one run.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -193,6 +196,21 @@ case "$mode" in
     ;;
   cli)
     cli
+    ;;
+  ab)
+    # Two builds of nvbare alternately in one run, so a change's effect on the launch path
+    # is told apart from the spread between device runs: ./nvbare-pre (the build before the
+    # change) and ./nvbare (after), N rounds of `bench --launch-only --json` each, then the
+    # study's summary lines of both.
+    n=${1:-5}
+    for r in $(seq 1 "$n"); do
+      echo "== round $r: before"; timeout 60 ./nvbare-pre bench --launch-only --json
+      echo "== round $r: after"; timeout 60 ./nvbare bench --launch-only --json
+    done
+    for b in nvbare-pre nvbare; do
+      echo "== study, $b"
+      timeout 120 "./$b" bench --study 2>&1 | grep -E "CPU clock|CPU per launch|whole round|default"
+    done
     ;;
   probe)
     ( nvcc -O2 -arch=sm_90 -I . -o d2d_probe d2d_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda ) > "$OUT/nvcc.log" 2>&1 &

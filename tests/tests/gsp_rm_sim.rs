@@ -462,12 +462,32 @@ fn gsp_rm_falling_silent_fails_the_close_clearly_and_resets() {
     let e = r.expect_err("GSP-RM answers nothing");
     assert!(took < BOUND, "took {took:?}: {e}");
     assert!(
-        matches!(e, CloseError::Free(_) | CloseError::Teardown(_)),
+        matches!(e, CloseError::Free { .. } | CloseError::Teardown(_)),
         "{e}"
     );
     says(&e, &["did not answer"]);
     assert_eq!(p.dma_outstanding(), 0, "DMA memory freed anyway");
     eprintln!("{e}");
+}
+
+#[test]
+fn a_refused_free_keeps_the_unloads_report() {
+    let Some(files) = files(SimChip::Gh100) else {
+        return;
+    };
+    let g = sim(SimChip::Gh100, FaultPlan::default());
+    let gpu = open(&g, &files, &quick_options());
+    g.inject(|f| f.rpc_failure = Some((RpcFunction::Free.as_u32(), NvStatus::ERR_INVALID_STATE.0)));
+    let (p, r) = GspRm::close(gpu);
+    let e = r.expect_err("GSP-RM refuses every FREE");
+    let CloseError::Free { teardown, .. } = &e else {
+        panic!("not the free's error: {e}")
+    };
+    // The unload after the refused frees went as usual, and the error says so.
+    assert!(teardown.unloaded && teardown.halted, "{teardown:?}");
+    assert!(!teardown.wpr2_left_up, "{teardown:?}");
+    says(&e, &["freeing the RM objects", "NV_ERR_INVALID_STATE"]);
+    assert_eq!(p.dma_outstanding(), 0, "DMA memory freed anyway");
 }
 
 #[test]

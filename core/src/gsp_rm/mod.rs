@@ -123,9 +123,16 @@ pub struct CloseReport {
 /// Why a close was not clean (the platform comes back either way).
 #[derive(Debug, thiserror::Error)]
 pub enum CloseError {
-    /// Freeing the RM clients failed (GSP-RM was unloaded anyway).
-    #[error("freeing the RM objects: {0}")]
-    Free(#[source] GspRmError),
+    /// Freeing the RM clients failed; GSP-RM was unloaded anyway, and `teardown` says how
+    /// that went (the unload's report is not lost with the free's error).
+    #[error("freeing the RM objects: {source}")]
+    Free {
+        /// The first free that failed.
+        #[source]
+        source: GspRmError,
+        /// The unload that followed it.
+        teardown: TeardownReport,
+    },
     /// Unloading GSP-RM failed (the GPU was reset where the platform can).
     #[error("unloading GSP-RM: {0}")]
     Teardown(#[source] BootError),
@@ -139,7 +146,7 @@ fn teardown_of(r: Result<CloseReport, CloseError>) -> Result<TeardownReport, Boo
     match r {
         Ok(c) => Ok(c.teardown),
         Err(CloseError::Teardown(e)) => Err(e),
-        Err(CloseError::Free(_)) => Ok(TeardownReport::default()),
+        Err(CloseError::Free { teardown, .. }) => Ok(teardown),
     }
 }
 
@@ -301,7 +308,7 @@ impl<P: Platform> GspRm<P> {
         let (platform, t) = gsp.shutdown();
         let result = match (t, failed) {
             (Err(e), _) => Err(CloseError::Teardown(e)),
-            (Ok(_), Some(e)) => Err(CloseError::Free(e)),
+            (Ok(teardown), Some(source)) => Err(CloseError::Free { source, teardown }),
             (Ok(teardown), None) => Ok(CloseReport {
                 objects_freed: before,
                 left,

@@ -245,7 +245,10 @@ fn every_failure_of_the_vfio_path_has_its_code() {
             codes::GPU_GONE,
         ),
         (
-            CliError::Close(Box::new(CloseError::Free(GspRmError::DeviceGone))),
+            CliError::Close(Box::new(CloseError::Free {
+                source: GspRmError::DeviceGone,
+                teardown: Default::default(),
+            })),
             codes::TEARDOWN,
         ),
         (

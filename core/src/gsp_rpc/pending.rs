@@ -158,7 +158,11 @@ impl Outstanding {
         self.async_pending.retain(|a| {
             let keep = a.seq > seq;
             if !keep {
-                log::warn!(
+                // Not a warning: a command sent without waiting may get no reply at all.
+                // OpenRM sends GSP_SET_SYSTEM_INFO and SET_REGISTRY through `_issueRpcAsync`
+                // (vgpu/rpc.c) and never reads a reply to them; a reply that did come would
+                // be logged as an "Unexpected RPC event" (kernel_gsp.c, _kgspProcessRpcEvent).
+                log::debug!(
                     "GSP-RM answered a later command: the reply to {} sent without waiting \
                      never came",
                     a.function

@@ -1,12 +1,18 @@
-//! DMA memory for the VFIO platform: 2 MiB hugepages (locked, not inherited by children)
-//! carved into allocations of 4 KiB pages, each allocation mapped in the IOMMU at IOVAs from
-//! our own allocator exactly while it is in use. In no-IOMMU mode the bus addresses are the
-//! physical addresses `/proc/self/pagemap` gives.
+//! DMA memory for the VFIO platform: 2 MiB hugepages (locked, not inherited by children),
+//! taken from the system in chunks. Each chunk is mapped in the IOMMU once, when it is taken,
+//! at an IOVA fixed for its life, and unmapped once, when it goes back; allocations are runs
+//! of 4 KiB pages inside a chunk, at bus address = chunk IOVA + offset. So the IOMMU holds one
+//! mapping per chunk, not per allocation: type1's `dma_entry_limit` (65535 by default) bounds
+//! the chunks, which the hugepages run out long before, not the allocations. An allocation of
+//! less than 2 MiB shares a one-hugepage chunk; a larger one has a chunk of its own. An empty
+//! one-hugepage chunk is kept as a spare (one at most) so that a program allocating and freeing
+//! in a loop does not map and unmap each time; other empty chunks go back. In no-IOMMU mode
+//! the bus addresses are the physical addresses `/proc/self/pagemap` gives.
 //!
-//! An allocation the IOMMU refuses to unmap is never reused (the device may still reach it):
-//! its pages and IOVAs stay reserved and the failure is logged.
+//! A chunk the IOMMU refuses to unmap is never reused (the device may still reach it): its
+//! pages and IOVAs stay reserved and the failure is logged.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -50,8 +56,11 @@ pub enum Iommu<F> {
 struct Chunk {
     ptr: NonNull<u8>,
     len: usize,
+    /// The IOVA the whole chunk is mapped at (`None` without an IOMMU).
+    iova: Option<u64>,
     /// Free pages, as offsets into the chunk.
     pages: VaAllocator,
+    /// Allocations living in the chunk.
     live: usize,
 }
 
@@ -60,7 +69,6 @@ struct Alloc {
     chunk: u64,
     offset: usize,
     len: usize,
-    iova: Option<u64>,
 }
 
 /// Hugepage counts from sysfs, for the message when there are too few.
@@ -85,7 +93,10 @@ pub struct DmaPool<S: VfioSys> {
     sys: Arc<S>,
     iommu: Iommu<S::Fd>,
     counts: HugepageCounts,
-    chunks: HashMap<u64, Chunk>,
+    /// Chunks by id, in the order they were taken (small allocations fill the oldest first).
+    chunks: BTreeMap<u64, Chunk>,
+    /// Chunks whose IOMMU unmap failed: kept, never reused, never given back to the system.
+    stuck: Vec<Chunk>,
     next_chunk: u64,
     iova: VaAllocator,
     allocs: HashMap<u64, Alloc>,
@@ -100,6 +111,19 @@ fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
 
+/// Zeroes `[ptr, ptr + len)` (`len` a multiple of 8) with volatile stores: the memory lies in
+/// a chunk the IOMMU maps, so it is memory the device can reach.
+///
+/// # Safety
+/// The range lies inside one chunk and belongs to no allocation.
+unsafe fn zero_volatile(ptr: NonNull<u8>, len: usize) {
+    let words = ptr.as_ptr().cast::<u64>();
+    for i in 0..len / 8 {
+        // SAFETY: inside the range (the caller's contract), 8-byte aligned (pages are).
+        unsafe { words.add(i).write_volatile(0) };
+    }
+}
+
 impl<S: VfioSys> DmaPool<S> {
     /// An empty pool.
     pub fn new(sys: Arc<S>, iommu: Iommu<S::Fd>, counts: HugepageCounts) -> Self {
@@ -107,7 +131,8 @@ impl<S: VfioSys> DmaPool<S> {
             sys,
             iommu,
             counts,
-            chunks: HashMap::new(),
+            chunks: BTreeMap::new(),
+            stuck: Vec::new(),
             next_chunk: 1,
             // PANIC: constant, aligned, non-empty window.
             iova: VaAllocator::new(IOVA_BASE, IOVA_END - IOVA_BASE).expect("IOVA window"),
@@ -121,11 +146,13 @@ impl<S: VfioSys> DmaPool<S> {
         self.allocs.len()
     }
 
-    /// Hugepage chunks held.
+    /// Hugepage chunks held (those kept after a failed unmap included).
     pub fn chunks(&self) -> usize {
-        self.chunks.len()
+        self.chunks.len() + self.stuck.len()
     }
 
+    /// A new chunk of `len` bytes (a multiple of 2 MiB) for an allocation of `bytes`, mapped
+    /// in the IOMMU as a whole.
     fn new_chunk(&mut self, len: usize, bytes: usize) -> Result<u64, VfioError> {
         let ptr = self.sys.alloc_hugepages(len).map_err(|source| {
             if source.raw_os_error() == Some(libc::ENOMEM) {
@@ -143,6 +170,16 @@ impl<S: VfioSys> DmaPool<S> {
                 VfioError::Hugepages { bytes, source }
             }
         })?;
+        let iova = match self.map_chunk(ptr, len) {
+            Ok(iova) => iova,
+            Err(e) => {
+                // SAFETY: the mapping just made; nothing uses it and the IOMMU holds none of it.
+                if let Err(m) = unsafe { self.sys.munmap(ptr, len) } {
+                    log::error!("munmap of a DMA hugepage failed: {m}");
+                }
+                return Err(e);
+            }
+        };
         let id = self.next_chunk;
         self.next_chunk += 1;
         self.chunks.insert(
@@ -150,6 +187,7 @@ impl<S: VfioSys> DmaPool<S> {
             Chunk {
                 ptr,
                 len,
+                iova,
                 // PANIC: `len` is a non-zero multiple of 2 MiB.
                 pages: VaAllocator::new(0, len as u64).expect("chunk"),
                 live: 0,
@@ -158,8 +196,78 @@ impl<S: VfioSys> DmaPool<S> {
         Ok(id)
     }
 
-    /// Pages for `len` bytes: from a partly used hugepage for small allocations, from new
-    /// hugepages otherwise.
+    /// Maps the chunk `[ptr, ptr + len)` in the IOMMU at a new IOVA (2 MiB aligned), or
+    /// nothing without an IOMMU.
+    fn map_chunk(&mut self, ptr: NonNull<u8>, len: usize) -> Result<Option<u64>, VfioError> {
+        if matches!(self.iommu, Iommu::NoIommuUnsafe) {
+            return Ok(None);
+        }
+        let iova = self
+            .iova
+            .alloc(len as u64, HUGEPAGE as u64)
+            .map_err(|_| VfioError::NoIova { bytes: len })?;
+        // SAFETY: the chunk stays mapped in this process until `release_chunk` has unmapped it
+        // from the IOMMU (or for the process's life if that fails); memory in it is reached
+        // through `SharedMem` and `zero_volatile` (volatile) only.
+        let mapped = unsafe {
+            match &self.iommu {
+                Iommu::Type1 { container } => self.sys.dma_map(container, ptr, iova, len),
+                #[cfg(feature = "iommufd")]
+                Iommu::Iommufd { iommufd, ioas } => {
+                    self.sys.ioas_map(iommufd, *ioas, ptr, iova, len)
+                }
+                Iommu::NoIommuUnsafe => Ok(()),
+            }
+        };
+        if let Err(source) = mapped {
+            let _ = self.iova.free(iova, len as u64);
+            return Err(VfioError::DmaMap { iova, len, source });
+        }
+        Ok(Some(iova))
+    }
+
+    fn unmap(&self, iova: u64, len: usize) -> std::io::Result<u64> {
+        match &self.iommu {
+            Iommu::Type1 { container } => self.sys.dma_unmap(container, iova, len),
+            #[cfg(feature = "iommufd")]
+            Iommu::Iommufd { iommufd, ioas } => self.sys.ioas_unmap(iommufd, *ioas, iova, len),
+            Iommu::NoIommuUnsafe => Ok(len as u64),
+        }
+    }
+
+    /// Gives chunk `id` (holding no allocation) back: unmapped from the IOMMU, then from the
+    /// process. If the unmap fails the chunk is kept, never reused.
+    fn release_chunk(&mut self, id: u64) {
+        let Some(c) = self.chunks.remove(&id) else {
+            return;
+        };
+        if let Some(iova) = c.iova {
+            match self.unmap(iova, c.len) {
+                Ok(n) if n == c.len as u64 => {
+                    if let Err(e) = self.iova.free(iova, c.len as u64) {
+                        log::error!("IOVA bookkeeping: {e}");
+                    }
+                }
+                r => {
+                    // The device may still reach these pages: never reuse them.
+                    log::error!(
+                        "IOMMU unmap of {:#x} bytes at IOVA {iova:#x} failed ({r:?}); the \
+                         pages stay reserved",
+                        c.len
+                    );
+                    self.stuck.push(c);
+                    return;
+                }
+            }
+        }
+        // SAFETY: no allocation lives in the chunk any more, and the IOMMU maps none of it.
+        if let Err(e) = unsafe { self.sys.munmap(c.ptr, c.len) } {
+            log::error!("munmap of a DMA hugepage failed: {e}");
+        }
+    }
+
+    /// Pages for `len` bytes: from a one-hugepage chunk with room for small allocations, from
+    /// a new chunk otherwise.
     fn take_pages(&mut self, len: usize, bytes: usize) -> Result<(u64, usize), VfioError> {
         if len < HUGEPAGE {
             for (&id, c) in &mut self.chunks {
@@ -180,9 +288,11 @@ impl<S: VfioSys> DmaPool<S> {
             .alloc(len as u64, DMA_PAGE as u64)
             .expect("fresh chunk");
         c.live += 1;
+        // CAST: below the chunk's length.
         Ok((id, off as usize))
     }
 
+    /// Returns pages to their chunk; an emptied chunk goes back unless it is the one spare.
     fn give_pages(&mut self, chunk: u64, offset: usize, len: usize) {
         let Some(c) = self.chunks.get_mut(&chunk) else {
             return;
@@ -191,68 +301,38 @@ impl<S: VfioSys> DmaPool<S> {
             log::error!("DMA page bookkeeping: {e}");
         }
         c.live -= 1;
-        if c.live == 0 {
-            let c = self.chunks.remove(&chunk).expect("present");
-            // SAFETY: no allocation lives in the chunk any more, and none is mapped in the
-            // IOMMU (unmapped before its pages came back).
-            if let Err(e) = unsafe { self.sys.munmap(c.ptr, c.len) } {
-                log::error!("munmap of a DMA hugepage failed: {e}");
-            }
+        if c.live > 0 {
+            return;
+        }
+        let small = c.len == HUGEPAGE;
+        let spare_exists = self
+            .chunks
+            .iter()
+            .any(|(&id, o)| id != chunk && o.len == HUGEPAGE && o.live == 0);
+        if !small || spare_exists {
+            self.release_chunk(chunk);
         }
     }
 
-    /// Maps `[ptr, ptr + len)` for the device; returns the bus address of every page.
-    fn map(&mut self, ptr: NonNull<u8>, len: usize) -> Result<(Option<u64>, Vec<u64>), VfioError> {
+    /// The bus address of every page of `[offset, offset + len)` in `chunk`.
+    fn bus_pages(&self, chunk: &Chunk, offset: usize, len: usize) -> Result<Vec<u64>, VfioError> {
         let pages = len / DMA_PAGE;
-        let align = if len >= HUGEPAGE { HUGEPAGE } else { DMA_PAGE } as u64;
-        let iova = match &self.iommu {
-            Iommu::NoIommuUnsafe => {
-                let mut bus = Vec::with_capacity(pages);
-                for i in 0..pages {
-                    let va = ptr.as_ptr() as usize + i * DMA_PAGE;
-                    let e = self.sys.pagemap_entry(va).map_err(VfioError::Pagemap)?;
-                    let pfn = e & ((1 << 55) - 1);
-                    if e >> 63 == 0 || pfn == 0 {
-                        return Err(VfioError::NoPhysicalAddress);
-                    }
-                    bus.push(pfn * DMA_PAGE as u64);
-                }
-                return Ok((None, bus));
-            }
-            _ => self
-                .iova
-                .alloc(len as u64, align)
-                .map_err(|_| VfioError::NoIova { bytes: len })?,
-        };
-        // SAFETY: the pages stay mapped in this process until `free` has unmapped them from
-        // the IOMMU; they are reached only through `SharedMem` (volatile) meanwhile.
-        let mapped = unsafe {
-            match &self.iommu {
-                Iommu::Type1 { container } => self.sys.dma_map(container, ptr, iova, len),
-                #[cfg(feature = "iommufd")]
-                Iommu::Iommufd { iommufd, ioas } => {
-                    self.sys.ioas_map(iommufd, *ioas, ptr, iova, len)
-                }
-                Iommu::NoIommuUnsafe => unreachable!("handled above"),
-            }
-        };
-        if let Err(source) = mapped {
-            let _ = self.iova.free(iova, len as u64);
-            return Err(VfioError::DmaMap { iova, len, source });
+        if let Some(iova) = chunk.iova {
+            return Ok((0..pages)
+                .map(|i| iova + (offset + i * DMA_PAGE) as u64)
+                .collect());
         }
-        Ok((
-            Some(iova),
-            (0..pages).map(|i| iova + (i * DMA_PAGE) as u64).collect(),
-        ))
-    }
-
-    fn unmap(&self, iova: u64, len: usize) -> std::io::Result<u64> {
-        match &self.iommu {
-            Iommu::Type1 { container } => self.sys.dma_unmap(container, iova, len),
-            #[cfg(feature = "iommufd")]
-            Iommu::Iommufd { iommufd, ioas } => self.sys.ioas_unmap(iommufd, *ioas, iova, len),
-            Iommu::NoIommuUnsafe => Ok(len as u64),
+        let mut bus = Vec::with_capacity(pages);
+        for i in 0..pages {
+            let va = chunk.ptr.as_ptr() as usize + offset + i * DMA_PAGE;
+            let e = self.sys.pagemap_entry(va).map_err(VfioError::Pagemap)?;
+            let pfn = e & ((1 << 55) - 1);
+            if e >> 63 == 0 || pfn == 0 {
+                return Err(VfioError::NoPhysicalAddress);
+            }
+            bus.push(pfn * DMA_PAGE as u64);
         }
+        Ok(bus)
     }
 
     /// `bytes` of zeroed memory the device can reach (see `Platform::dma_alloc`).
@@ -260,71 +340,53 @@ impl<S: VfioSys> DmaPool<S> {
         let len = round_up(bytes.max(1), DMA_PAGE);
         let (chunk, offset) = self.take_pages(len, bytes)?;
         // PANIC: `take_pages` returned a live chunk.
-        let base = self.chunks[&chunk].ptr;
+        let c = &self.chunks[&chunk];
         // SAFETY: `offset + len` lies inside the chunk (its page allocator says so).
-        let ptr = unsafe { NonNull::new_unchecked(base.as_ptr().add(offset)) };
-        // SAFETY: these pages belong to no allocation and are in no IOMMU mapping yet: no one
-        // else reads or writes them.
-        unsafe { ptr.as_ptr().write_bytes(0, len) };
-        let (iova, bus_pages) = match self.map(ptr, len) {
-            Ok(m) => m,
+        let ptr = unsafe { NonNull::new_unchecked(c.ptr.as_ptr().add(offset)) };
+        let bus = self.bus_pages(c, offset, len).and_then(|bus| {
+            if contiguous && !bus.windows(2).all(|w| w[1] == w[0] + DMA_PAGE as u64) {
+                Err(VfioError::NotContiguous { bytes })
+            } else {
+                Ok(bus)
+            }
+        });
+        let bus_pages = match bus {
+            Ok(b) => b,
             Err(e) => {
                 self.give_pages(chunk, offset, len);
                 return Err(e);
             }
         };
+        // SAFETY: these pages lie in the chunk and belong to no allocation; the device does
+        // not use them (a freed allocation's last device use came before its free).
+        unsafe { zero_volatile(ptr, len) };
         let id = self.next_id;
+        self.next_id += 1;
         // SAFETY: the pages stay mapped until `free(id)` (or the pool's drop), which the
         // Platform contract puts after the last use of this memory.
         let cpu = unsafe { SharedMem::from_raw(ptr.as_ptr(), len, bus_pages[0]) };
-        let mem = DmaMemory { cpu, bus_pages, id };
-        self.allocs.insert(
-            id,
-            Alloc {
-                chunk,
-                offset,
-                len,
-                iova,
-            },
-        );
-        self.next_id += 1;
-        if contiguous && !mem.is_contiguous() {
-            self.free(id);
-            return Err(VfioError::NotContiguous { bytes });
-        }
-        Ok(mem)
+        self.allocs.insert(id, Alloc { chunk, offset, len });
+        Ok(DmaMemory { cpu, bus_pages, id })
     }
 
-    /// Unmaps and frees allocation `id`.
+    /// Frees allocation `id`: its pages go back to its chunk, which stays mapped.
     pub fn free(&mut self, id: u64) {
         let Some(a) = self.allocs.remove(&id) else {
             log::error!("dma_free of an unknown allocation {id}");
             return;
         };
-        if let Some(iova) = a.iova {
-            match self.unmap(iova, a.len) {
-                Ok(n) if n == a.len as u64 => {
-                    let _ = self.iova.free(iova, a.len as u64);
-                }
-                r => {
-                    // The device may still reach these pages: never reuse them.
-                    log::error!(
-                        "IOMMU unmap of {:#x} bytes at IOVA {iova:#x} failed ({r:?}); the \
-                         pages stay reserved",
-                        a.len
-                    );
-                    return;
-                }
-            }
-        }
         self.give_pages(a.chunk, a.offset, a.len);
     }
 
-    /// Frees every allocation (the device is stopped).
+    /// Frees every allocation and gives every chunk back (the device is stopped).
     pub fn free_all(&mut self) {
         let ids: Vec<u64> = self.allocs.keys().copied().collect();
         for id in ids {
             self.free(id);
+        }
+        let chunks: Vec<u64> = self.chunks.keys().copied().collect();
+        for id in chunks {
+            self.release_chunk(id);
         }
     }
 }
@@ -334,10 +396,10 @@ impl<S: VfioSys> Drop for DmaPool<S> {
         self.free_all();
         // Chunks still held are pages an unmap failed for: released with the process, not
         // here, while the IOMMU may still point at them.
-        if !self.chunks.is_empty() {
+        if !self.stuck.is_empty() {
             log::error!(
                 "{} DMA hugepage chunk(s) kept after failed unmaps",
-                self.chunks.len()
+                self.stuck.len()
             );
         }
     }

@@ -176,8 +176,9 @@ pub enum VfioError {
     /// The IOMMU refused a mapping.
     #[error(
         "mapping {len:#x} bytes at IOVA {iova:#x} in the IOMMU failed; with ENOMEM raise the \
-         locked-memory limit (`ulimit -l unlimited`), with ENOSPC fewer, larger allocations are \
-         needed (vfio_iommu_type1 dma_entry_limit)"
+         locked-memory limit (`ulimit -l unlimited`), with ENOSPC the IOMMU's mapping limit is \
+         reached (one mapping per 2 MiB hugepage chunk): raise it (`modprobe vfio_iommu_type1 \
+         dma_entry_limit=N`)"
     )]
     DmaMap {
         /// The IOVA.

@@ -1,7 +1,8 @@
 //! [`Vfio`]: a GPU bound to vfio-pci as a [`Platform`]: a type1 IOMMU container by default
 //! (iommufd with the `iommufd` feature; VFIO's no-IOMMU mode only when asked for, as it is
 //! unsafe), BARs mapped as the kernel allows, BAR0 32-bit access through the mapping, DMA
-//! memory from locked 2 MiB hugepages mapped in the IOMMU while in use, bus mastering on
+//! memory sub-allocated from locked 2 MiB hugepages, each chunk of them mapped in the IOMMU
+//! once while the pool holds it, bus mastering on
 //! while open, reset through VFIO_DEVICE_RESET, and a lock so two processes never drive one
 //! GPU.
 //!

@@ -305,7 +305,7 @@ fn noiommu_is_refused_unless_asked_for_and_then_uses_physical_addresses() {
 }
 
 #[test]
-fn dma_memory_is_zeroed_mapped_while_in_use_and_shares_hugepages() {
+fn dma_memory_is_zeroed_and_small_allocations_share_one_mapped_hugepage() {
     let r = rig();
     let mut v = r.open().unwrap();
     let a = v.dma_alloc(3 * 4096, false).unwrap();
@@ -316,31 +316,120 @@ fn dma_memory_is_zeroed_mapped_while_in_use_and_shares_hugepages() {
     a.cpu.write_u32(4, 0x55).unwrap();
     let b = v.dma_alloc(4096, true).unwrap();
     assert_eq!(v.dma_chunks(), 1, "small allocations share a hugepage");
+    assert_eq!(
+        b.bus_pages[0],
+        a.bus_pages[0] + 3 * 4096,
+        "chunk IOVA + offset"
+    );
     {
         let s = r.twin.0.lock().unwrap();
-        assert_eq!(s.dma.len(), 2);
-        assert_eq!(s.dma[&a.bus_pages[0]].1, 3 * 4096);
+        assert_eq!(s.dma.len(), 1, "one IOMMU mapping for the chunk");
+        assert_eq!(s.dma[&a.bus_pages[0]].1, dma::HUGEPAGE);
+        assert_eq!(s.dma_maps, 1);
         assert_eq!(s.hugepages_free, 7);
     }
     let big = v.dma_alloc(4 << 20, true).unwrap();
+    assert!(big.is_contiguous(), "one chunk: contiguous on the bus");
     assert!(big.bus_pages[0].is_multiple_of(dma::HUGEPAGE as u64));
     assert_eq!(v.dma_chunks(), 2);
+    assert_eq!(r.twin.0.lock().unwrap().dma[&big.bus_pages[0]].1, 4 << 20);
     // SAFETY: no view of `a` is used after this and no device uses it.
     unsafe { v.dma_free(a) };
-    assert_eq!(r.twin.0.lock().unwrap().dma.len(), 2, "unmapped at free");
-    // Freed pages come back zeroed to the next user.
+    // Freed pages come back zeroed to the next user, in the same mapping.
     let c = v.dma_alloc(4096, false).unwrap();
     assert_eq!(c.cpu.read_u32(4).unwrap(), 0);
+    {
+        let s = r.twin.0.lock().unwrap();
+        assert_eq!(s.dma_maps, 2, "no map call for reused pages");
+        assert_eq!(s.dma.len(), 2, "nothing unmapped at free");
+    }
     // SAFETY: no view of `c` is used after this and no device uses it.
     unsafe { v.dma_free(c) };
     // SAFETY: no view of `b` is used after this and no device uses it.
     unsafe { v.dma_free(b) };
-    assert_eq!(v.dma_chunks(), 1, "an empty hugepage goes back");
-    assert_eq!(v.dma_outstanding(), 1);
+    assert_eq!(v.dma_chunks(), 2, "the emptied hugepage stays as the spare");
+    // SAFETY: no view of `big` is used after this and no device uses it.
+    unsafe { v.dma_free(big) };
+    {
+        let s = r.twin.0.lock().unwrap();
+        assert_eq!(s.dma.len(), 1, "a freed large chunk is unmapped");
+        assert_eq!(s.hugepages_free, 7, "and goes back");
+    }
+    assert_eq!(v.dma_chunks(), 1);
+    assert_eq!(v.dma_outstanding(), 0);
     drop(v);
     let s = r.twin.0.lock().unwrap();
     assert!(s.dma.is_empty(), "every mapping undone at close");
     assert_eq!(s.hugepages_free, 8, "every hugepage back");
+}
+
+#[test]
+fn many_small_allocations_make_one_map_call_per_hugepage() {
+    let r = rig();
+    // Far fewer mappings allowed than allocations made: only per-chunk mapping fits.
+    r.twin.0.lock().unwrap().dma_limit = 8;
+    let mut v = r.open().unwrap();
+    let sizes: [usize; 5] = [4096, 8192, 3 * 4096, 100, 4096 * 5];
+    let mut total = 0usize;
+    let mut mems = Vec::new();
+    for i in 0..1000 {
+        let bytes = sizes[i % sizes.len()];
+        total += bytes.div_ceil(4096) * 4096;
+        let m = v.dma_alloc(bytes, true).unwrap();
+        assert!(m.is_contiguous());
+        mems.push(m);
+    }
+    let maps = r.twin.0.lock().unwrap().dma_maps;
+    assert!(
+        maps <= total.div_ceil(dma::HUGEPAGE),
+        "{maps} map calls for {total} bytes"
+    );
+    assert!(mems.len() > 8, "more allocations than the mapping limit");
+    // Every allocation is its own range on the bus.
+    let mut ranges: Vec<(u64, u64)> = mems
+        .iter()
+        .map(|m| {
+            (
+                m.bus_pages[0],
+                m.bus_pages[0] + (m.bus_pages.len() * 4096) as u64,
+            )
+        })
+        .collect();
+    ranges.sort();
+    assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "no overlap");
+    // Freeing everything and allocating again maps nothing new (the spare chunk is reused).
+    for m in mems {
+        // SAFETY: no view of `m` is used after this and no device uses it.
+        unsafe { v.dma_free(m) };
+    }
+    assert_eq!(v.dma_chunks(), 1, "one empty hugepage kept as the spare");
+    let again = v.dma_alloc(4096, false).unwrap();
+    assert_eq!(r.twin.0.lock().unwrap().dma_maps, maps);
+    // SAFETY: no view of `again` is used after this and no device uses it.
+    unsafe { v.dma_free(again) };
+    drop(v);
+    let s = r.twin.0.lock().unwrap();
+    assert!(s.dma.is_empty());
+    assert_eq!(s.hugepages_free, 8);
+}
+
+#[test]
+fn the_mapping_limit_reached_is_a_map_error_that_undoes_the_chunk() {
+    let r = rig();
+    r.twin.0.lock().unwrap().dma_limit = 1;
+    let mut v = r.open().unwrap();
+    let a = v.dma_alloc(4096, false).unwrap();
+    let e = v.dma_alloc(4 << 20, false).unwrap_err();
+    let m = e.to_string();
+    assert!(m.contains("dma_entry_limit"), "{m}");
+    assert_eq!(v.dma_chunks(), 1, "the refused chunk is not kept");
+    assert_eq!(
+        r.twin.0.lock().unwrap().hugepages_free,
+        7,
+        "its hugepages went back"
+    );
+    // SAFETY: no view of `a` is used after this and no device uses it.
+    unsafe { v.dma_free(a) };
 }
 
 #[test]
@@ -371,20 +460,27 @@ fn no_hugepages_is_one_message_saying_how_to_reserve_them() {
 fn a_failed_unmap_keeps_the_pages_out_of_reuse() {
     let r = rig();
     let mut v = r.open().unwrap();
-    let a = v.dma_alloc(4096, false).unwrap();
+    let big = v.dma_alloc(4 << 20, false).unwrap();
+    let iova = big.bus_pages[0];
     r.twin.0.lock().unwrap().fail_unmap = true;
-    // SAFETY: no view of `a` is used after this and no device uses it.
-    unsafe { v.dma_free(a) };
+    // SAFETY: no view of `big` is used after this and no device uses it.
+    unsafe { v.dma_free(big) };
     assert_eq!(
         v.dma_chunks(),
         1,
-        "the hugepage stays: the device may still reach it"
+        "the chunk stays: the device may still reach it"
     );
     assert_eq!(v.dma_outstanding(), 0);
+    r.twin.0.lock().unwrap().fail_unmap = false;
+    let again = v.dma_alloc(4 << 20, false).unwrap();
+    assert_ne!(again.bus_pages[0], iova, "its IOVAs are not reused");
+    assert_eq!(v.dma_chunks(), 2, "nor its pages");
+    // SAFETY: no view of `again` is used after this and no device uses it.
+    unsafe { v.dma_free(again) };
     drop(v);
     assert_eq!(
         r.twin.0.lock().unwrap().hugepages_free,
-        7,
+        6,
         "never given back while mapped"
     );
 }
@@ -535,5 +631,11 @@ fn iommufd_binds_the_cdev_to_an_ioas_and_maps_dma_there() {
     assert_eq!(r.twin.0.lock().unwrap().dma.len(), 1);
     // SAFETY: no view of `m` is used after this and no device uses it.
     unsafe { v.dma_free(m) };
-    assert!(r.twin.0.lock().unwrap().dma.is_empty());
+    assert_eq!(
+        r.twin.0.lock().unwrap().dma.len(),
+        1,
+        "the spare chunk stays mapped"
+    );
+    drop(v);
+    assert!(r.twin.0.lock().unwrap().dma.is_empty(), "unmapped at close");
 }

@@ -87,6 +87,11 @@ pub struct State {
     hugepages: BTreeMap<usize, Block>,
     /// IOMMU mappings: iova -> (vaddr, length).
     pub dma: BTreeMap<u64, (usize, usize)>,
+    /// Most IOMMU mappings at once, as type1's `dma_entry_limit` (65535 by default): a map
+    /// beyond it fails with ENOSPC, as the kernel's does.
+    pub dma_limit: usize,
+    /// IOMMU map calls made (successful or not).
+    pub dma_maps: usize,
     pub fail_unmap: bool,
     /// Physical address base of hugepage memory in the fake pagemap (0: no PFNs, as for a
     /// process without CAP_SYS_ADMIN).
@@ -175,6 +180,8 @@ impl Twin {
             hugepages_free: 8,
             hugepages: BTreeMap::new(),
             dma: BTreeMap::new(),
+            dma_limit: 65535,
+            dma_maps: 0,
             fail_unmap: false,
             phys_base: 0x40_0000_0000,
             resets: 0,
@@ -443,6 +450,10 @@ impl VfioSys for Twin {
         len: usize,
     ) -> io::Result<()> {
         let mut s = self.0.lock().unwrap();
+        s.dma_maps += 1;
+        if s.dma.len() >= s.dma_limit {
+            return Err(err(libc::ENOSPC));
+        }
         if s.dma
             .range(..iova + len as u64)
             .next_back()

@@ -26,8 +26,9 @@ use super::sys::VfioSys;
 
 /// A hugepage: the unit memory is taken from the system in.
 pub const HUGEPAGE: usize = 2 << 20;
-/// IOVAs handed out: [4 GiB, 512 GiB). Above the 32-bit holes (the x86 MSI window at
-/// 0xfee00000 among them), inside the 39 bits every IOMMU translates.
+/// IOVAs preferred: [4 GiB, 512 GiB). Above the 32-bit holes (the x86 MSI window at
+/// 0xfee00000 among them), inside the 39 bits every IOMMU translates; cut to the ranges the
+/// IOMMU reports usable (`iova.rs`).
 pub const IOVA_BASE: u64 = 1 << 32;
 /// End of the IOVA window.
 pub const IOVA_END: u64 = 1 << 39;
@@ -125,8 +126,13 @@ unsafe fn zero_volatile(ptr: NonNull<u8>, len: usize) {
 }
 
 impl<S: VfioSys> DmaPool<S> {
-    /// An empty pool.
-    pub fn new(sys: Arc<S>, iommu: Iommu<S::Fd>, counts: HugepageCounts) -> Self {
+    /// An empty pool whose chunks take their IOVAs from `iova` (see `iova::window`).
+    pub fn new(
+        sys: Arc<S>,
+        iommu: Iommu<S::Fd>,
+        counts: HugepageCounts,
+        iova: VaAllocator,
+    ) -> Self {
         DmaPool {
             sys,
             iommu,
@@ -134,8 +140,7 @@ impl<S: VfioSys> DmaPool<S> {
             chunks: BTreeMap::new(),
             stuck: Vec::new(),
             next_chunk: 1,
-            // PANIC: constant, aligned, non-empty window.
-            iova: VaAllocator::new(IOVA_BASE, IOVA_END - IOVA_BASE).expect("IOVA window"),
+            iova,
             allocs: HashMap::new(),
             next_id: 1,
         }

@@ -11,6 +11,7 @@
 
 pub mod dma;
 pub mod error;
+pub mod iova;
 pub mod region;
 pub mod sys;
 
@@ -249,6 +250,7 @@ impl<S: VfioSys> Vfio<S> {
         let counts = HugepageCounts {
             dir: sysfs.path("sys/kernel/mm/hugepages/hugepages-2048kB"),
         };
+        let iova = iova::for_iommu(&*sys, &iommu, addr)?;
         let vfio = Vfio {
             addr,
             clock: HostClock::new(),
@@ -257,7 +259,7 @@ impl<S: VfioSys> Vfio<S> {
             config_offset,
             device_flags: info.flags,
             noiommu,
-            dma: DmaPool::new(sys.clone(), iommu, counts),
+            dma: DmaPool::new(sys.clone(), iommu, counts, iova),
             sys,
             device,
             _attachment: attachment,

@@ -39,11 +39,11 @@ pub struct Area {
     pub size: u64,
 }
 
-fn u32_at(b: &[u8], o: usize) -> Option<u32> {
+pub(super) fn u32_at(b: &[u8], o: usize) -> Option<u32> {
     Some(u32::from_ne_bytes(b.get(o..o + 4)?.try_into().ok()?))
 }
 
-fn u64_at(b: &[u8], o: usize) -> Option<u64> {
+pub(super) fn u64_at(b: &[u8], o: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(b.get(o..o + 8)?.try_into().ok()?))
 }
 

@@ -64,6 +64,9 @@ pub trait VfioSys: Send + Sync + fmt::Debug + 'static {
     /// # Safety
     /// `ptr`/`len` is exactly one such mapping, and nothing uses it afterwards.
     unsafe fn munmap(&self, ptr: NonNull<u8>, len: usize) -> io::Result<()>;
+    /// `VFIO_IOMMU_GET_INFO` with room for every capability: the raw `vfio_iommu_type1_info`
+    /// and its capability chain.
+    fn iommu_info(&self, container: &Self::Fd) -> io::Result<Vec<u8>>;
     /// `VFIO_IOMMU_MAP_DMA`: the device may read and write `[vaddr, vaddr + len)` at `iova`.
     ///
     /// # Safety
@@ -116,7 +119,7 @@ mod ioctls {
     };
     use vfio_bindings::bindings::vfio::{
         VFIO_BASE, VFIO_TYPE, vfio_device_info, vfio_group_status, vfio_iommu_type1_dma_map,
-        vfio_iommu_type1_dma_unmap, vfio_region_info,
+        vfio_iommu_type1_dma_unmap, vfio_iommu_type1_info, vfio_region_info,
     };
 
     ioctl_none_bad!(get_api_version, request_code_none!(VFIO_TYPE, VFIO_BASE));
@@ -155,6 +158,11 @@ mod ioctls {
         vfio_region_info
     );
     ioctl_none_bad!(device_reset, request_code_none!(VFIO_TYPE, VFIO_BASE + 11));
+    ioctl_readwrite_bad!(
+        iommu_get_info,
+        request_code_none!(VFIO_TYPE, VFIO_BASE + 12),
+        vfio_iommu_type1_info
+    );
     ioctl_write_ptr_bad!(
         iommu_map_dma,
         request_code_none!(VFIO_TYPE, VFIO_BASE + 13),
@@ -381,6 +389,31 @@ impl VfioSys for LinuxSys {
         Ok(())
     }
 
+    fn iommu_info(&self, container: &File) -> io::Result<Vec<u8>> {
+        let mut want = argsz::<b::vfio_iommu_type1_info>();
+        // Twice at most: the first answer says how much room the capabilities need.
+        for _ in 0..2 {
+            // u64 words keep the buffer aligned for the structure's u64 field.
+            let words = (want as usize).div_ceil(8);
+            let mut buf = vec![0u64; words];
+            let info = buf.as_mut_ptr().cast::<b::vfio_iommu_type1_info>();
+            // SAFETY: `buf` holds at least `want` >= sizeof(vfio_iommu_type1_info) bytes,
+            // aligned for it; argsz tells the kernel how much it may write.
+            unsafe {
+                (*info).argsz = want;
+                ioctls::iommu_get_info(container.as_raw_fd(), info)?;
+            }
+            // SAFETY: the kernel filled the header.
+            let got = unsafe { (*info).argsz };
+            if got <= want {
+                let bytes: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                return Ok(bytes[..want as usize].to_vec());
+            }
+            want = got;
+        }
+        Err(io::Error::other("IOMMU info kept growing"))
+    }
+
     unsafe fn dma_map(
         &self,
         container: &File,
@@ -519,10 +552,10 @@ mod tests {
         std::fs::write(
             &src,
             "#include <stdio.h>\n#include <linux/vfio.h>\nint main(void){printf(\"%lu %lu %lu \
-             %lu %lu %lu\\n\",(unsigned long)VFIO_GET_API_VERSION,(unsigned \
+             %lu %lu %lu %lu\\n\",(unsigned long)VFIO_GET_API_VERSION,(unsigned \
              long)VFIO_GROUP_GET_DEVICE_FD,(unsigned long)VFIO_DEVICE_GET_REGION_INFO,(unsigned \
              long)VFIO_DEVICE_RESET,(unsigned long)VFIO_IOMMU_MAP_DMA,(unsigned \
-             long)VFIO_IOMMU_UNMAP_DMA);return 0;}\n",
+             long)VFIO_IOMMU_UNMAP_DMA,(unsigned long)VFIO_IOMMU_GET_INFO);return 0;}\n",
         )
         .unwrap();
         let exe = dir.path().join("n");
@@ -542,7 +575,15 @@ mod tests {
         let ours = |n: u32| -> u64 { nix::request_code_none!(b::VFIO_TYPE, b::VFIO_BASE + n) };
         assert_eq!(
             got,
-            [ours(0), ours(6), ours(8), ours(11), ours(13), ours(14)]
+            [
+                ours(0),
+                ours(6),
+                ours(8),
+                ours(11),
+                ours(13),
+                ours(14),
+                ours(12)
+            ]
         );
     }
 
@@ -552,5 +593,6 @@ mod tests {
         assert_eq!(argsz::<b::vfio_iommu_type1_dma_map>(), 32);
         assert_eq!(argsz::<b::vfio_iommu_type1_dma_unmap>(), 24);
         assert_eq!(argsz::<b::vfio_device_info>(), 24);
+        assert_eq!(argsz::<b::vfio_iommu_type1_info>(), 24);
     }
 }

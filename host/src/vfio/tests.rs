@@ -433,6 +433,62 @@ fn the_mapping_limit_reached_is_a_map_error_that_undoes_the_chunk() {
 }
 
 #[test]
+fn dma_iovas_stay_inside_the_ranges_the_iommu_reports() {
+    const G: u64 = 1 << 30;
+    const M: u64 = 1 << 20;
+    // The default x86 ranges hold the whole preferred window.
+    let r = rig();
+    let mut v = r.open().unwrap();
+    assert!(r.calls().contains(&"iommu_info".to_string()));
+    let m = v.dma_alloc(4096, false).unwrap();
+    assert_eq!(m.bus_pages[0], dma::IOVA_BASE);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { v.dma_free(m) };
+    drop(v);
+
+    // Only [6 GiB + 2 MiB, 6 GiB + 6 MiB) of the window is usable once 2 MiB aligned.
+    r.twin.0.lock().unwrap().iova_ranges =
+        Some(vec![(0, 0xffff_ffff), (6 * G + 4096, 6 * G + 6 * M - 1)]);
+    let mut v = r.open().unwrap();
+    let a = v.dma_alloc(4096, false).unwrap();
+    assert_eq!(a.bus_pages[0], 6 * G + 2 * M);
+    let e = v.dma_alloc(4 << 20, false).unwrap_err().to_string();
+    assert!(e.contains("no IOVA space left"), "{e}");
+    let b = v.dma_alloc(2 << 20, true).unwrap();
+    assert_eq!(b.bus_pages[0], 6 * G + 4 * M);
+    assert_eq!(v.dma_chunks(), 2, "the refused allocation kept no chunk");
+    // SAFETY: no view of `a` is used after this and no device uses it.
+    unsafe { v.dma_free(a) };
+    // SAFETY: no view of `b` is used after this and no device uses it.
+    unsafe { v.dma_free(b) };
+    drop(v);
+
+    // No capability (an old kernel): the preferred window whole.
+    r.twin.0.lock().unwrap().iova_ranges = None;
+    let mut v = r.open().unwrap();
+    let m = v.dma_alloc(4096, false).unwrap();
+    assert_eq!(m.bus_pages[0], dma::IOVA_BASE);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { v.dma_free(m) };
+    drop(v);
+
+    // Nothing of the window usable: open refuses, naming the step and the ranges.
+    r.twin.0.lock().unwrap().iova_ranges = Some(vec![(0, 0xffff_ffff), (1 << 39, u64::MAX)]);
+    let e = r.open().unwrap_err();
+    let chain = e.to_string();
+    assert!(
+        chain.contains("VFIO_IOMMU_GET_INFO (usable IOVA ranges)")
+            && chain.contains("[0x0, 0xffffffff]")
+            && chain.contains("reserved_regions"),
+        "{chain}"
+    );
+    assert_eq!(r.twin.0.lock().unwrap().hugepages_free, 8);
+    // Nothing half-built: the lock is free again.
+    r.twin.0.lock().unwrap().iova_ranges = None;
+    assert!(r.open().is_ok());
+}
+
+#[test]
 fn no_hugepages_is_one_message_saying_how_to_reserve_them() {
     let r = rig();
     r.twin.0.lock().unwrap().hugepages_free = 0;

@@ -85,6 +85,9 @@ pub struct State {
     /// Free 2 MiB hugepages.
     pub hugepages_free: usize,
     hugepages: BTreeMap<usize, Block>,
+    /// The IOVA ranges `VFIO_IOMMU_GET_INFO` reports, `[start, end]` each (`None`: no such
+    /// capability, as from a kernel before 5.4).
+    pub iova_ranges: Option<Vec<(u64, u64)>>,
     /// IOMMU mappings: iova -> (vaddr, length).
     pub dma: BTreeMap<u64, (usize, usize)>,
     /// Most IOMMU mappings at once, as type1's `dma_entry_limit` (65535 by default): a map
@@ -179,6 +182,8 @@ impl Twin {
             mmaps: HashMap::new(),
             hugepages_free: 8,
             hugepages: BTreeMap::new(),
+            // What an x86 IOMMU reports: the MSI window left out, 48 bits.
+            iova_ranges: Some(vec![(0, 0xfedf_ffff), (0xfef0_0000, (1 << 48) - 1)]),
             dma: BTreeMap::new(),
             dma_limit: 65535,
             dma_maps: 0,
@@ -267,6 +272,33 @@ fn region_info_bytes(r: &FakeRegion) -> Vec<u8> {
         for (o, s) in areas {
             v.extend_from_slice(&o.to_ne_bytes());
             v.extend_from_slice(&s.to_ne_bytes());
+        }
+    }
+    v
+}
+
+/// `vfio_iommu_type1_info` with the IOVA-range capability when there are ranges.
+fn iommu_info_bytes(ranges: Option<&[(u64, u64)]>) -> Vec<u8> {
+    let mut v = Vec::new();
+    let caps = ranges.map_or(0, |r| 16 + 16 * r.len());
+    let mut flags = b::VFIO_IOMMU_INFO_PGSIZES;
+    if ranges.is_some() {
+        flags |= b::VFIO_IOMMU_INFO_CAPS;
+    }
+    v.extend_from_slice(&((24 + caps) as u32).to_ne_bytes());
+    v.extend_from_slice(&flags.to_ne_bytes());
+    v.extend_from_slice(&(4096u64 | 2 << 20 | 1 << 30).to_ne_bytes());
+    v.extend_from_slice(&(if ranges.is_some() { 24u32 } else { 0 }).to_ne_bytes());
+    v.extend_from_slice(&0u32.to_ne_bytes());
+    if let Some(ranges) = ranges {
+        v.extend_from_slice(&(b::VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE as u16).to_ne_bytes());
+        v.extend_from_slice(&1u16.to_ne_bytes());
+        v.extend_from_slice(&0u32.to_ne_bytes());
+        v.extend_from_slice(&(ranges.len() as u32).to_ne_bytes());
+        v.extend_from_slice(&0u32.to_ne_bytes());
+        for (start, end) in ranges {
+            v.extend_from_slice(&start.to_ne_bytes());
+            v.extend_from_slice(&end.to_ne_bytes());
         }
     }
     v
@@ -440,6 +472,17 @@ impl VfioSys for Twin {
         );
         s.hugepages_free += len / (2 << 20);
         Ok(())
+    }
+
+    fn iommu_info(&self, c: &FakeFd) -> io::Result<Vec<u8>> {
+        assert_eq!(c.kind, Kind::Container);
+        let mut s = self.0.lock().unwrap();
+        assert!(
+            s.iommu_set.is_some(),
+            "VFIO_IOMMU_GET_INFO needs VFIO_SET_IOMMU"
+        );
+        s.calls.push("iommu_info".into());
+        Ok(iommu_info_bytes(s.iova_ranges.as_deref()))
     }
 
     unsafe fn dma_map(

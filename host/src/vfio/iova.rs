@@ -1,8 +1,9 @@
 //! The IOVA window DMA chunks are mapped in: our preferred `[IOVA_BASE, IOVA_END)` cut to the
 //! ranges the IOMMU reports usable (`VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE` in the capability
 //! chain of `VFIO_IOMMU_GET_INFO`'s answer; the kernel leaves out reserved regions such as the
-//! x86 MSI window and ranges beyond the IOMMU's address width). Without the capability (an
-//! old kernel) the preferred window is used whole.
+//! x86 MSI window and ranges beyond the IOMMU's address width; iommufd gives the same through
+//! `IOMMU_IOAS_IOVA_RANGES`). Without the capability (an old kernel) the preferred window is
+//! used whole.
 
 use std::io;
 
@@ -157,10 +158,11 @@ pub fn window(reported: Option<&[IovaRange]>) -> Result<VaAllocator, IovaWindowE
 }
 
 /// The IOVAs DMA chunks of the device at `addr` may use: the preferred window cut to the
-/// ranges a type1 IOMMU reports usable. (iommufd's `IOMMU_IOAS_IOVA_RANGES` is not read: its
-/// IOAS gets the preferred window whole, as does no-IOMMU mode, which uses no IOVAs.)
+/// ranges the IOMMU reports usable (type1's `VFIO_IOMMU_GET_INFO`, iommufd's
+/// `IOMMU_IOAS_IOVA_RANGES` of the IOAS the device is attached to; no-IOMMU mode uses no
+/// IOVAs and gets the window whole).
 ///
-/// Both failures are reported as the `VFIO_IOMMU_GET_INFO` step, the cause
+/// A window with no room is reported as the `... (usable IOVA ranges)` step, the cause
 /// ([`IovaWindowError`]) as its source.
 pub fn for_iommu<S: VfioSys>(
     sys: &S,
@@ -192,11 +194,32 @@ pub fn for_iommu<S: VfioSys>(
                 )
             })?
         }
-        _ => None,
+        #[cfg(feature = "iommufd")]
+        Iommu::Iommufd { iommufd, ioas } => {
+            let ranges =
+                sys.ioas_iova_ranges(iommufd, *ioas)
+                    .map_err(|source| VfioError::Ioctl {
+                        step: "IOMMU_IOAS_IOVA_RANGES",
+                        addr,
+                        remedy: "see dmesg",
+                        source,
+                    })?;
+            Some(
+                ranges
+                    .into_iter()
+                    .map(|(start, end)| IovaRange { start, end })
+                    .collect(),
+            )
+        }
+        Iommu::NoIommuUnsafe => None,
     };
     window(reported.as_deref()).map_err(|e| {
         step_err(
-            "VFIO_IOMMU_GET_INFO (usable IOVA ranges)",
+            if matches!(iommu, Iommu::Type1 { .. }) {
+                "VFIO_IOMMU_GET_INFO (usable IOVA ranges)"
+            } else {
+                "IOMMU_IOAS_IOVA_RANGES (usable IOVA ranges)"
+            },
             "the IOMMU's reserved regions (/sys/kernel/iommu_groups/*/reserved_regions) or its \
              address width leave no room for DMA memory",
             io::ErrorKind::Unsupported,

@@ -106,6 +106,10 @@ pub trait VfioSys: Send + Sync + fmt::Debug + 'static {
     /// `IOMMU_IOAS_UNMAP`: returns the bytes unmapped.
     #[cfg(feature = "iommufd")]
     fn ioas_unmap(&self, iommufd: &Self::Fd, ioas: u32, iova: u64, len: usize) -> io::Result<u64>;
+    /// `IOMMU_IOAS_IOVA_RANGES`: the IOVAs `ioas` allows, `(start, last)` each, `last`
+    /// inclusive.
+    #[cfg(feature = "iommufd")]
+    fn ioas_iova_ranges(&self, iommufd: &Self::Fd, ioas: u32) -> io::Result<Vec<(u64, u64)>>;
 }
 
 /// The running kernel.
@@ -179,8 +183,9 @@ mod ioctls {
     #[cfg(feature = "iommufd")]
     mod iommufd {
         use iommufd_bindings::iommufd::{
-            IOMMUFD_CMD_IOAS_ALLOC, IOMMUFD_CMD_IOAS_MAP, IOMMUFD_CMD_IOAS_UNMAP, IOMMUFD_TYPE,
-            iommu_ioas_alloc, iommu_ioas_map, iommu_ioas_unmap,
+            IOMMUFD_CMD_IOAS_ALLOC, IOMMUFD_CMD_IOAS_IOVA_RANGES, IOMMUFD_CMD_IOAS_MAP,
+            IOMMUFD_CMD_IOAS_UNMAP, IOMMUFD_TYPE, iommu_ioas_alloc, iommu_ioas_iova_ranges,
+            iommu_ioas_map, iommu_ioas_unmap,
         };
         use nix::{ioctl_readwrite_bad, request_code_none};
         use vfio_bindings::bindings::vfio::{
@@ -211,6 +216,11 @@ mod ioctls {
             ioas_unmap,
             request_code_none!(IOMMUFD_TYPE, IOMMUFD_CMD_IOAS_UNMAP),
             iommu_ioas_unmap
+        );
+        ioctl_readwrite_bad!(
+            ioas_iova_ranges,
+            request_code_none!(IOMMUFD_TYPE, IOMMUFD_CMD_IOAS_IOVA_RANGES),
+            iommu_ioas_iova_ranges
         );
     }
 }
@@ -526,6 +536,38 @@ impl VfioSys for LinuxSys {
         // SAFETY: a valid unmap request the kernel updates.
         unsafe { ioctls::ioas_unmap(iommufd.as_raw_fd(), &mut u) }?;
         Ok(u.length)
+    }
+
+    #[cfg(feature = "iommufd")]
+    fn ioas_iova_ranges(&self, iommufd: &File, ioas: u32) -> io::Result<Vec<(u64, u64)>> {
+        use iommufd_bindings::iommufd as i;
+        let mut ranges: Vec<i::iommu_iova_range> = Vec::new();
+        // Twice at most: the first answer says how many ranges there are (EMSGSIZE when the
+        // room given is too small).
+        for _ in 0..2 {
+            let mut q = i::iommu_ioas_iova_ranges {
+                size: argsz::<i::iommu_ioas_iova_ranges>(),
+                ioas_id: ioas,
+                // CAST: the room allocated, a count the kernel gave (or 0).
+                num_iovas: ranges.len() as u32,
+                __reserved: 0,
+                allowed_iovas: ranges.as_mut_ptr() as u64,
+                out_iova_alignment: 0,
+            };
+            // SAFETY: `allowed_iovas` points to room for `num_iovas` ranges the kernel fills.
+            // CAST (below): range counts are small; u32 fits usize.
+            match unsafe { ioctls::ioas_iova_ranges(iommufd.as_raw_fd(), &mut q) } {
+                Ok(_) if q.num_iovas as usize <= ranges.len() => {
+                    ranges.truncate(q.num_iovas as usize);
+                    return Ok(ranges.iter().map(|r| (r.start, r.last)).collect());
+                }
+                Ok(_) | Err(nix::errno::Errno::EMSGSIZE) => {
+                    ranges = vec![i::iommu_iova_range { start: 0, last: 0 }; q.num_iovas as usize];
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(io::Error::other("IOAS IOVA ranges kept growing"))
     }
 }
 

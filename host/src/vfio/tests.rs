@@ -413,4 +413,21 @@ fn iommufd_binds_the_cdev_to_an_ioas_and_maps_dma_there() {
     );
     drop(v);
     assert!(r.twin.0.lock().unwrap().dma.is_empty(), "unmapped at close");
+    assert!(r.calls().contains(&"ioas_iova_ranges".to_string()));
+
+    // The IOAS's ranges bound the IOVAs as type1's do.
+    r.twin.0.lock().unwrap().iova_ranges = Some(vec![(6 << 30, (6 << 30) + (4 << 20) - 1)]);
+    let mut v = r.open().unwrap();
+    let m = v.dma_alloc(4096, false).unwrap();
+    assert_eq!(m.bus_pages[0], 6 << 30);
+    // SAFETY: no view of `m` is used after this and no device uses it.
+    unsafe { v.dma_free(m) };
+    drop(v);
+    r.twin.0.lock().unwrap().iova_ranges = Some(vec![(0, 0xffff_ffff)]);
+    let e = r.open().unwrap_err().to_string();
+    assert!(
+        e.contains("IOMMU_IOAS_IOVA_RANGES (usable IOVA ranges)")
+            && e.contains("[0x0, 0xffffffff]"),
+        "{e}"
+    );
 }

@@ -571,4 +571,13 @@ impl VfioSys for Twin {
     fn ioas_unmap(&self, c: &FakeFd, _: u32, iova: u64, len: usize) -> io::Result<u64> {
         self.dma_unmap(c, iova, len)
     }
+
+    #[cfg(feature = "iommufd")]
+    fn ioas_iova_ranges(&self, fd: &FakeFd, ioas: u32) -> io::Result<Vec<(u64, u64)>> {
+        assert_eq!((fd.kind, ioas), (Kind::Iommufd, 1));
+        let mut s = self.0.lock().unwrap();
+        s.calls.push("ioas_iova_ranges".into());
+        // iommufd always answers; an IOAS without limits allows everything.
+        Ok(s.iova_ranges.clone().unwrap_or(vec![(0, u64::MAX)]))
+    }
 }

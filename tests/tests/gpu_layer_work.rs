@@ -314,6 +314,35 @@ fn a_long_compute_wait_asks_the_debugger_only_now_and_then() {
 }
 
 #[test]
+fn without_fault_events_a_long_compute_wait_asks_the_debugger_every_slice() {
+    // nvk has no event source: the debugger is how a wait learns of a fault, so throttling
+    // it would make a faulting kernel's report up to DEBUGGER_EVERY_SLICES slices late.
+    let c = GpuConfig {
+        fault_poll_ns: 1_000_000,
+        ..config()
+    };
+    let mut backend = TestBackend::new();
+    backend.fault_events = false;
+    let mut gpu = open_with(backend, c);
+    let k = gpu.load(SM90, "empty_kernel").unwrap();
+    gpu.backend().gpu().running = false;
+    let f = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();
+    let asked = |gpu: &nvbare_core::gpu::Gpu<TestBackend>| {
+        gpu.backend()
+            .calls
+            .iter()
+            .filter(|c| c.cmd() == Some(cmd::NV83DE_DEBUG_READ_MMU_FAULT_INFO))
+            .count()
+    };
+    let before = asked(&gpu);
+    let e = gpu.wait_for(f, 100_000_000).unwrap_err();
+    assert!(e.is_timeout(), "{e}");
+    // Up to 100 slices of 1 ms, each asking (the test clock advances as it is read).
+    let n = asked(&gpu) - before;
+    assert!(n > 6, "the debugger was asked only {n} times");
+}
+
+#[test]
 fn a_fault_the_backend_learns_of_ends_the_wait_too() {
     let mut gpu = open();
     let k = gpu.load(SM90, "empty_kernel").unwrap();

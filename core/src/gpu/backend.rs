@@ -321,4 +321,12 @@ pub trait Backend: RmApi {
     fn service_events(&mut self) -> Result<Option<FaultReport>, Self::Error> {
         Ok(None)
     }
+
+    /// Whether [`Self::service_events`] reports channel faults as they happen (GSP-RM's
+    /// events on the VFIO path). Where it does, a long compute wait asks the debugger for SM
+    /// and MMU error states only now and then; where it does not (nvk: no event source),
+    /// the debugger is the only way to see a fault, so it is asked every slice.
+    fn faults_by_event(&self) -> bool {
+        false
+    }
 }

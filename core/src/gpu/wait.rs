@@ -80,10 +80,12 @@ impl<B: Backend> Gpu<B> {
                 return Err(self.stalled(e, waited_ns));
             }
             slices = slices.wrapping_add(1);
-            // Events every slice (GSP-RM reports channel faults by event); the debugger's
+            // Events every slice; where they report channel faults (GSP-RM), the debugger's
             // error states (a few RM calls of kilobytes each) only every
-            // DEBUGGER_EVERY_SLICES slices, and in full when the wait fails.
-            let ask_debugger = slices.is_multiple_of(DEBUGGER_EVERY_SLICES);
+            // DEBUGGER_EVERY_SLICES slices, and in full when the wait fails. Without fault
+            // events (nvk) the debugger is the fault source: every slice.
+            let ask_debugger =
+                !self.backend.faults_by_event() || slices.is_multiple_of(DEBUGGER_EVERY_SLICES);
             if fence.engine == Engine::Compute
                 && let Some(report) = self.fault_report_asking(ask_debugger)?
             {

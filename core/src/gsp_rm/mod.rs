@@ -499,6 +499,11 @@ impl<P: Platform> Backend for GspRm<P> {
         self.channels.token(channel, rm_token, self.arch)
     }
 
+    fn faults_by_event(&self) -> bool {
+        // MMU_FAULT_QUEUED, RC_TRIGGERED and OS_ERROR_LOG arrive on the status queue.
+        true
+    }
+
     fn service_events(&mut self) -> Result<Option<FaultReport>, GspRmError> {
         if !self.gsp.platform().is_present() {
             return Err(GspRmError::DeviceGone);

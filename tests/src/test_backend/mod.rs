@@ -174,6 +174,9 @@ pub struct TestBackend {
     channel_labels: Vec<(Handle, &'static str)>,
     mmu_fault: Option<MmuFaultInfoEntry>,
     event: Option<FaultReport>,
+    /// What [`Backend::faults_by_event`] answers (true: the test backend's events, as the
+    /// VFIO path's; false: a backend without an event source, as nvk).
+    pub fault_events: bool,
     /// Memory allocations made and freed: (va, size, placement).
     pub allocations: Vec<(u64, u64, Placement)>,
     /// Frees, by VA.
@@ -229,6 +232,7 @@ impl TestBackend {
             channel_labels: Vec::new(),
             mmu_fault: None,
             event: None,
+            fault_events: true,
             allocations: Vec::new(),
             frees: Vec::new(),
         }
@@ -508,6 +512,10 @@ impl Backend for TestBackend {
             entries: p.gp_fifo_entries,
         });
         Ok(())
+    }
+
+    fn faults_by_event(&self) -> bool {
+        self.fault_events
     }
 
     fn service_events(&mut self) -> Result<Option<FaultReport>, TestError> {

@@ -51,6 +51,14 @@ pub struct ChipSpec {
     pub sm_version: u32,
     /// BAR0 address of `NV_THERM_I2CS_SCRATCH`, which reads 0xff once the FSP is ready.
     pub fsp_ready_scratch: u32,
+    /// The sysmem flush buffer's `(HI, LO)` register pairs, every pair of which holds the
+    /// bus address as it is (`kmemsysProgramSysmemFlushBuffer_GH100`: FBHUB 0x100a38/0x100a34;
+    /// `_GB100`: HSHUB0's pair and its egress copy; `_GB10B` for GB20x: FBHUB0
+    /// 0x8a1d5c/0x8a1d58, nouveau's `gb10b/dev_fbhub.h`).
+    pub sysmem_flush: &'static [(u32, u32)],
+    /// Whether the chip has the config-space BAR firewall (`NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2`
+    /// 0x2b8 bit 24, blackwell/gb202/dev_xtl_ep_pcfg_gpu.h), engaged while the GPU reboots.
+    pub bar_firewall: bool,
     /// How firmware starts.
     pub boot: BootModel,
     /// The classes GSP-RM offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST), in RM's order.
@@ -153,6 +161,8 @@ pub static GH100_H200: ChipSpec = ChipSpec {
     max_warps_per_sm: 64,
     sm_version: 0x900,
     fsp_ready_scratch: 0x0002_00bc,
+    sysmem_flush: &[(0x0010_0a38, 0x0010_0a34)],
+    bar_firewall: false,
     boot: BootModel::FspChainOfTrust,
     classes: GH100_CLASSES,
     cot: CotFacts {
@@ -189,6 +199,8 @@ pub static GB202: ChipSpec = ChipSpec {
     max_warps_per_sm: 48,
     sm_version: 0xa04,
     fsp_ready_scratch: 0x00ad_00bc,
+    sysmem_flush: &[(0x008a_1d5c, 0x008a_1d58)],
+    bar_firewall: true,
     boot: BootModel::FspChainOfTrust,
     classes: GB202_CLASSES,
     cot: CotFacts {

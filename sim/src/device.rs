@@ -26,6 +26,17 @@ use crate::log::SimLog;
 use crate::memory::{Access, Bus, SysMem, Target, Vram};
 use crate::units;
 
+/// How long the GPU reboots after a function-level reset before BAR0 answers: the FSP's
+/// secure boot and devinit (OpenRM allows 4 s, `kfspWaitForSecureBoot_GH100`: "FBFalcon
+/// training during devinit alone takes 2 seconds"; Blackwell's CRS release "generally
+/// happens ~800msec", `kbifPollBarFirewallDisengage_GB202`). Hundreds of milliseconds, not
+/// zero: the simulator's choice, kept short for the tests; `FaultPlan::reboot_ns` changes it.
+pub const REBOOT_NS: u64 = 300_000_000;
+/// `NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2` (blackwell/gb202/dev_xtl_ep_pcfg_gpu.h).
+pub const FIREWALL_REGISTER: u32 = 0x2b8;
+/// `NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2_BAR_FIREWALL_ENGAGE` (24:24).
+pub const FIREWALL_ENGAGE: u32 = 1 << 24;
+
 /// Where the simulated function's BARs sit on the bus.
 pub const BAR0_BUS: u64 = 0xa000_0000;
 /// BAR3's bus address.
@@ -169,6 +180,11 @@ pub struct World {
     /// Channels whose copies wrote memory since their last `LAUNCH_DMA` with
     /// `FLUSH_ENABLE` (owner: the copy engine).
     pub copies_unflushed: std::collections::BTreeSet<u32>,
+    /// The sysmem flush buffer's bus address, once its registers hold one (owner: the flush
+    /// unit; read by every unit that makes a system membar, `units::flush::membar`).
+    pub sysmem_flush: Option<u64>,
+    /// System membars whose flush read faulted (writer: `units::flush::membar`).
+    pub flush_faults: u64,
 }
 
 impl World {
@@ -241,6 +257,10 @@ struct State {
 
 /// The part of a device both the driver side and the device thread hold.
 struct Inner {
+    /// Until when (device time) the GPU reboots after its last reset.
+    reboot_until_ns: std::sync::atomic::AtomicU64,
+    /// A BAR0 access during the reboot was logged (once per reset).
+    rebooting_noted: AtomicBool,
     spec: &'static ChipSpec,
     bus: Bus,
     bars: [u64; 3],
@@ -333,6 +353,8 @@ impl SimGpu {
             firmware_dir: None,
         };
         let inner = Arc::new(Inner {
+            reboot_until_ns: std::sync::atomic::AtomicU64::new(0),
+            rebooting_noted: AtomicBool::new(false),
             spec,
             bus,
             bars,
@@ -394,9 +416,20 @@ impl SimGpu {
         self.inner.now_ns()
     }
 
-    /// Reads the BAR0 register at `offset` (0xffffffff once the device is gone).
+    /// Whether the GPU is still rebooting after a reset: its FSP and devinit run, BAR0
+    /// reads all ones and drops writes, and GB20x's BAR firewall is engaged.
+    pub fn rebooting(&self) -> bool {
+        self.inner.now_ns() < self.inner.reboot_until_ns.load(Ordering::Acquire)
+    }
+
+    /// Reads the BAR0 register at `offset` (0xffffffff once the device is gone, or while it
+    /// reboots after a reset).
     pub fn bar0_read(&self, offset: u32) -> u32 {
         if self.inner.gone.load(Ordering::Acquire) {
+            return u32::MAX;
+        }
+        if self.rebooting() {
+            self.inner.note_rebooting_access("read", offset);
             return u32::MAX;
         }
         self.inner
@@ -408,6 +441,10 @@ impl SimGpu {
     /// device thread.
     pub fn bar0_write(&self, offset: u32, value: u32) {
         if self.inner.gone.load(Ordering::Acquire) {
+            return;
+        }
+        if self.rebooting() {
+            self.inner.note_rebooting_access("write", offset);
             return;
         }
         self.inner
@@ -434,11 +471,23 @@ impl SimGpu {
 
     /// Reads `size` bytes of PCI config space (all ones once gone or when malformed).
     pub fn config_read(&self, offset: u32, size: u32) -> u32 {
+        let ones = match size {
+            1 => 0xff,
+            2 => 0xffff,
+            _ => u32::MAX,
+        };
         if self.inner.gone.load(Ordering::Acquire) {
-            return u32::MAX;
+            return ones;
+        }
+        // NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2 (0x2b8), GB20x: BAR_FIREWALL_ENGAGE (bit 24) stays
+        // set until the FSP lowers it at the end of its boot (kbifPollBarFirewallDisengage_
+        // GB202: "FSP disengage firewall around CRS release").
+        if self.inner.spec.bar_firewall && offset & !3 == FIREWALL_REGISTER {
+            let dword = if self.rebooting() { FIREWALL_ENGAGE } else { 0 };
+            return (dword >> ((offset & 3) * 8)) & ones;
         }
         let st = self.inner.lock();
-        st.config.read(offset, size).unwrap_or(u32::MAX)
+        st.config.read(offset, size).unwrap_or(ones)
     }
 
     /// Writes PCI config space; false if the access is malformed or the device is gone.
@@ -458,6 +507,11 @@ impl SimGpu {
     /// mastering off. VRAM keeps its contents (as on hardware).
     pub fn reset(&self) {
         let mut st = self.inner.lock();
+        let reboot = st.faults.reboot_ns.unwrap_or(REBOOT_NS);
+        self.inner
+            .reboot_until_ns
+            .store(self.inner.now_ns() + reboot, Ordering::Release);
+        self.inner.rebooting_noted.store(false, Ordering::Release);
         st.config.reset();
         self.inner.bus.set_bus_master(st.config.bus_master());
         st.world = World::default();
@@ -545,6 +599,21 @@ impl Inner {
 
     fn now_ns(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
+    }
+
+    /// Logs (once per reset) that the driver touched BAR0 while the GPU rebooted: OpenRM
+    /// reads nothing there before the FSP reports its boot done.
+    fn note_rebooting_access(&self, what: &str, offset: u32) {
+        if !self.rebooting_noted.swap(true, Ordering::AcqRel) {
+            self.log.warn(
+                "device",
+                format!(
+                    "BAR0 {what} at {offset:#x} while the GPU reboots after a reset: BAR0 reads \
+                     0xffffffff and drops writes until the FSP has booted (wait for config \
+                     space, GB20x's BAR firewall and NV_THERM_I2CS_SCRATCH first)"
+                ),
+            );
+        }
     }
 
     fn kick(&self) {

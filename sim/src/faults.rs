@@ -36,4 +36,7 @@ pub struct FaultPlan {
     /// GSP-RM's device info table never ends: every `GET_DEVICE_INFO_TABLE` answers a full
     /// page of entries with `bMore` set.
     pub endless_device_info: bool,
+    /// How long the GPU reboots after a reset (BAR0 all ones, GB20x's firewall engaged);
+    /// `None`: [`crate::device::REBOOT_NS`].
+    pub reboot_ns: Option<u64>,
 }

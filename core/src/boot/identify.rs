@@ -111,7 +111,8 @@ pub fn pci_ids(p: &impl Platform) -> Result<(u32, u16), BootErrorKind> {
     let vendor = p
         .config_read(PCI_VENDOR_ID, 2)
         .map_err(|source| BootErrorKind::Platform { step, source })?;
-    if vendor == 0xffff {
+    // A vanished function reads all ones (some platforms give the whole dword).
+    if vendor == 0xffff || vendor == u32::MAX {
         return Err(BootErrorKind::gone(step));
     }
     let device = p

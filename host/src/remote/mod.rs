@@ -573,11 +573,13 @@ impl Platform for Remote {
             .call(self.conn.req(Cmd::Reset, 0, [0; 3]), &[], &mut [])
             .map_err(|e| step_err(Cmd::Reset.name(), e))?;
         // TIMEOUT: a function-level reset completes within 100 ms by the PCIe spec (tinygrad
-        // sleeps 0.1 s after RESET); 1 s leaves room for a server on another machine.
+        // sleeps 0.1 s after RESET); 1 s leaves room for a server on another machine. This
+        // waits for config space only (`is_present`): BAR0 may read all ones for much longer
+        // while the FSP reboots, which the boot waits for itself (core::boot::identify).
         try_poll_until(
             &self.clock,
             Wait::pausing(
-                "the remote GPU to answer after RESET",
+                "the remote GPU's config space to answer after RESET",
                 1_000_000_000,
                 1_000_000,
             ),
@@ -595,7 +597,8 @@ impl Platform for Remote {
             },
             PollError::Failed(()) => PlatformError::DeviceGone,
         })?;
-        self.set_bus_master(true)
+        // Bus mastering stays off until the boot turns it on (core::boot::identify).
+        Ok(())
     }
 }
 

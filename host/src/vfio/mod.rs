@@ -582,8 +582,9 @@ impl<S: VfioSys> Platform for Vfio<S> {
                 },
             )
         })?;
-        self.set_bus_master(true)
-            .map_err(|e| failed("VFIO_DEVICE_RESET", e))
+        // Bus mastering stays off: the boot turns it on once it knows no earlier boot's
+        // firmware runs (WPR2 down, the FSP booted), as `core::boot::identify` does.
+        Ok(())
     }
 }
 

@@ -240,6 +240,10 @@ pub fn release(
     // visible when the semaphore says they are done (nvbare and tinygrad both set it).
     if l & launch::FLUSH != 0 {
         cx.world.copies_unflushed.remove(&who.token);
+        // The flush is a system membar: it reads the sysmem flush buffer. A fault stops the
+        // channel, as Xid 41 does on silicon (the second model's finding).
+        crate::units::flush::membar(cx, "copy-engine flush before a semaphore release")
+            .map_err(Stop::Invalid)?;
     } else if cx.world.copies_unflushed.remove(&who.token) {
         cx.log.warn(
             "ce",

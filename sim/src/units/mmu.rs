@@ -37,17 +37,31 @@ pub const MMU_INVALIDATE_UPPER_PDB: u32 = 0x00b8_30a4;
 pub const MMU_INVALIDATE: u32 = 0x00b8_30b0;
 /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_ALL_PDB` (bit 1).
 const INVALIDATE_ALL_PDB: u32 = 1 << 1;
+/// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_SYS_MEMBAR` (bit 6).
+const INVALIDATE_SYS_MEMBAR: u32 = 1 << 6;
 /// `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_TRIGGER` (bit 31).
 const INVALIDATE_TRIGGER: u32 = 1 << 31;
 
 /// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR` (0xb80000 + 0xf60, gh100/gb202
 /// dev_vm.h): MODE 9:9 (PHYSICAL 0, VIRTUAL 1), TARGET 11:10, PTR 31:12; BAR1_PENDING 0 and
-/// BAR1_OUTSTANDING 1 read back 0 (the bind is done at once).
+/// BAR1_OUTSTANDING 1 read set while a bind runs ([`BIND_NS`]).
 pub const BAR1_BLOCK_LOW_ADDR: u32 = 0x00b8_0f60;
 /// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_HIGH_ADDR`.
 pub const BAR1_BLOCK_HIGH_ADDR: u32 = 0x00b8_0f64;
 /// `..._BAR1_BLOCK_LOW_ADDR_MODE_VIRTUAL`.
 const BAR1_MODE_VIRTUAL: u32 = 1 << 9;
+/// `..._BAR1_BLOCK_LOW_ADDR_BAR1_PENDING` (0:0) and `_BAR1_OUTSTANDING` (1:1).
+const BAR1_BIND_BUSY: u32 = 0b11;
+
+/// How long a TLB invalidate takes: `NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_TRIGGER` reads
+/// back TRUE, and the TLBs keep their old translations, until it is done
+/// (`kgmmuCheckPendingInvalidates_TU102` polls TRIGGER until FALSE before it trusts the
+/// invalidate). Hardware takes microseconds; the figure is the simulator's choice.
+pub const INVALIDATE_NS: u64 = 50_000;
+/// How long a BAR1 bind takes: BAR1_PENDING/BAR1_OUTSTANDING read set until it is done
+/// (`kbusBindBar1_GH100`: "SW must ensure that the bind has completed prior to issuing any
+/// further BAR1 requests by polling"). The figure is the simulator's choice.
+pub const BIND_NS: u64 = 50_000;
 
 /// `NV_PFAULT_FAULT_TYPE_PDE`.
 pub const FAULT_PDE: u32 = 0x0;
@@ -155,6 +169,9 @@ struct TlbEntry {
 #[derive(Clone, Debug, Default)]
 pub struct Tlb {
     entries: Vec<TlbEntry>,
+    /// A register-triggered invalidate still in progress: when it completes, and the
+    /// address space it drops (`None`: all).
+    pending: Option<(u64, Option<TableAddr>)>,
     next: usize,
     /// Translations answered from the cache.
     pub hits: u64,
@@ -185,6 +202,36 @@ impl Tlb {
         } else {
             self.entries[self.next] = e;
             self.next = (self.next + 1) % TLB_ENTRIES;
+        }
+    }
+
+    /// Starts an invalidate that completes at `due_ns` (of `root`'s translations, or all):
+    /// until then lookups still find the old entries and TRIGGER reads back set.
+    pub fn invalidate_at(&mut self, due_ns: u64, root: Option<TableAddr>) {
+        // An invalidate still running when another starts completes first.
+        if let Some((_, earlier)) = self.pending.take() {
+            self.apply(earlier);
+        }
+        self.pending = Some((due_ns, root));
+    }
+
+    /// Completes a pending invalidate whose time has come; whether one is still running.
+    pub fn settle(&mut self, now_ns: u64) -> bool {
+        match self.pending {
+            Some((due, root)) if now_ns >= due => {
+                self.pending = None;
+                self.apply(root);
+                false
+            }
+            Some(_) => true,
+            None => false,
+        }
+    }
+
+    fn apply(&mut self, root: Option<TableAddr>) {
+        match root {
+            Some(r) => self.invalidate_root(r),
+            None => self.invalidate(),
         }
     }
 
@@ -280,6 +327,7 @@ pub fn translate(
         ));
     };
     let format = format(cx.spec);
+    cx.world.tlb.settle(cx.now_ns);
     let entry = match cx.world.tlb.lookup(root, va) {
         Some(e) => e,
         None => {
@@ -466,6 +514,8 @@ pub struct Mmu {
     upper_pdb: u32,
     invalidate: u32,
     bar1_block: (u32, u32),
+    /// When the BAR1 bind the last `_HIGH_ADDR` write started completes.
+    bind_due_ns: u64,
 }
 
 impl Mmu {
@@ -503,14 +553,25 @@ impl Unit for Mmu {
         )
     }
 
-    fn read(&mut self, _cx: &mut Cx, offset: u32) -> u32 {
+    fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {
         match offset {
             MMU_INVALIDATE_PDB => self.pdb,
             MMU_INVALIDATE_UPPER_PDB => self.upper_pdb,
-            BAR1_BLOCK_LOW_ADDR => self.bar1_block.0 & !0b11,
+            BAR1_BLOCK_LOW_ADDR => {
+                let busy = if cx.now_ns < self.bind_due_ns {
+                    BAR1_BIND_BUSY
+                } else {
+                    0
+                };
+                (self.bar1_block.0 & !BAR1_BIND_BUSY) | busy
+            }
             BAR1_BLOCK_HIGH_ADDR => self.bar1_block.1,
-            // TRIGGER reads back clear: the invalidate is done by the time a read arrives.
-            _ => self.invalidate & !INVALIDATE_TRIGGER,
+            // TRIGGER reads back set until the invalidate is done.
+            _ => {
+                let running = cx.world.tlb.settle(cx.now_ns);
+                (self.invalidate & !INVALIDATE_TRIGGER)
+                    | if running { INVALIDATE_TRIGGER } else { 0 }
+            }
         }
     }
 
@@ -518,7 +579,12 @@ impl Unit for Mmu {
         match offset {
             MMU_INVALIDATE_PDB => self.pdb = value,
             MMU_INVALIDATE_UPPER_PDB => self.upper_pdb = value,
-            BAR1_BLOCK_HIGH_ADDR => self.bar1_block.1 = value,
+            // kbusBindBar1_GH100: "Write to the HIGH register triggers the bind" (with the
+            // LOW value written before it).
+            BAR1_BLOCK_HIGH_ADDR => {
+                self.bar1_block.1 = value;
+                self.bind_due_ns = cx.now_ns + BIND_NS;
+            }
             BAR1_BLOCK_LOW_ADDR => {
                 self.bar1_block.0 = value;
                 if value & BAR1_MODE_VIRTUAL != 0 {
@@ -536,8 +602,15 @@ impl Unit for Mmu {
                 if value & INVALIDATE_TRIGGER == 0 {
                     return;
                 }
+                // SYS_MEMBAR (bit 6): the invalidate first makes a system membar, which
+                // reads the sysmem flush buffer; a fault there is logged and counted (no
+                // channel to stop), as a DMAR fault would be.
+                if value & INVALIDATE_SYS_MEMBAR != 0 {
+                    let _ = crate::units::flush::membar(cx, "a TLB invalidate's SYS_MEMBAR");
+                }
+                let due = cx.now_ns + INVALIDATE_NS;
                 if value & INVALIDATE_ALL_PDB != 0 {
-                    cx.world.tlb.invalidate();
+                    cx.world.tlb.invalidate_at(due, None);
                     cx.log.debug("mmu", "TLB invalidate (all PDBs)");
                     return;
                 }
@@ -561,7 +634,7 @@ impl Unit for Mmu {
                         ),
                     );
                 }
-                cx.world.tlb.invalidate_root(root);
+                cx.world.tlb.invalidate_at(due, Some(root));
                 cx.log.debug(
                     "mmu",
                     format!("TLB invalidate (PDB {:#x}, {:?})", root.addr, root.aperture),

@@ -2,6 +2,7 @@
 //!
 //! - [`identity`]: chip identity (`PMC_BOOT_0/42`), VRAM size, WPR2, the GPU timer, PRAMIN.
 //! - [`mmu`]: translation through the driver's page tables, the TLB, MMU faults.
+//! - [`flush`]: the sysmem flush buffer's registers, and the read every system membar makes.
 //! - [`fifo`]: doorbells, GPFIFO fetch, pushbuffer methods, host semaphores.
 //! - [`ce`]: the copy engine (run by the channels that use it).
 //! - [`compute`]: QMD launches, checked per chip; the test kernels' native models.
@@ -14,6 +15,7 @@
 pub mod ce;
 pub mod compute;
 pub mod fifo;
+pub mod flush;
 pub mod fsp;
 pub mod gsp;
 pub mod identity;
@@ -27,6 +29,7 @@ pub fn all(spec: &'static ChipSpec) -> Vec<Box<dyn Unit>> {
     vec![
         Box::new(identity::Identity::new(spec)),
         Box::new(mmu::Mmu::new()),
+        Box::new(flush::SysmemFlush::new(spec)),
         Box::new(fifo::Fifo::new()),
         Box::new(fsp::Fsp::new(spec)),
         Box::new(gsp::Gsp::new(spec)),

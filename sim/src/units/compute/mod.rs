@@ -209,6 +209,11 @@ fn run_one(
             );
         }
     }
+    // The grid's completion membar (the CWD's L1 + sysmembar per CTA) reads the sysmem flush
+    // buffer before any release: a fault stops the channel.
+    if !q.releases.is_empty() {
+        crate::units::flush::membar(cx, "a QMD's completion membar").map_err(Stop::Invalid)?;
+    }
     qmd_releases(cx, who, &raw, table, &q)?;
     Ok((q, raw))
 }

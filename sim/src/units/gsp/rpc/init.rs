@@ -75,6 +75,13 @@ impl Rm {
             Ok(keys) => {
                 cx.log.info("gsp", format!("SET_REGISTRY: {keys:?}"));
                 self.registry = keys;
+                // GSP-RM's first status-queue write (the INIT_DONE event) is a sysmem write
+                // its hub flushes: an unprogrammed or unmapped flush buffer faults there.
+                if let Err(why) = crate::units::flush::membar(cx, "GSP-RM's first queue write") {
+                    cx.log.warn("gsp", format!("{why}; GSP-RM hangs: no GSP_INIT_DONE"));
+                    self.init = Init::Failed;
+                    return;
+                }
                 self.init = Init::Ready;
                 self.log(cx, "LOGINIT", LogMessage::InitDone, &[]);
                 cx.log.info("gsp", "GSP-RM init done: GSP_INIT_DONE sent");

@@ -39,4 +39,10 @@ pub struct FaultPlan {
     /// How long the GPU reboots after a reset (BAR0 all ones, GB20x's firewall engaged);
     /// `None`: [`crate::device::REBOOT_NS`].
     pub reboot_ns: Option<u64>,
+    /// Not a fault: the host has no IOMMU (tinygrad's remote protocol, which hands out
+    /// physical addresses as its PCI driver does in VFIO's no-IOMMU mode). The flush read of
+    /// a bus address outside the simulated host memory then reads physical RAM (address 0
+    /// of an unprogrammed flush buffer is RAM; silicon-review.md: "tinygrad skips it but
+    /// hands the GPU physical addresses, where address 0 is RAM") instead of faulting.
+    pub no_iommu: bool,
 }

@@ -221,6 +221,7 @@ mod tests {
     fn identity_wpr2_reset_and_unplug() {
         let faults = FaultPlan {
             wpr2_left_up: true,
+            reboot_ns: Some(20_000_000),
             ..Default::default()
         };
         let gpu = Arc::new(SimGpu::with_faults(SimChip::Gh100, faults).unwrap());
@@ -229,6 +230,13 @@ mod tests {
         assert_eq!(p.read32(identity::USABLE_FB_SIZE_IN_MB), 143_771);
         assert_ne!(p.read32(identity::WPR2_ADDR_HI), 0, "left up by a crash");
         p.reset().unwrap();
+        // While the FSP reboots BAR0 reads all ones, yet the device is there: presence is
+        // config space's word.
+        assert_eq!(p.read32(identity::WPR2_ADDR_HI), u32::MAX, "rebooting");
+        assert!(p.is_present());
+        while gpu.rebooting() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         assert_eq!(p.read32(identity::WPR2_ADDR_HI), 0, "reset lowers it");
         let t0 = p.read32(identity::PTIMER_TIME_0);
         std::thread::sleep(std::time::Duration::from_millis(1));

@@ -157,13 +157,18 @@ fn translations_are_cached_until_invalidated() {
     rig.wait("the stale release", |r| r.read_u64(&at(old), 0) == 2);
     assert_eq!(rig.read_u64(&at(new), 0), 0);
 
-    // After the invalidate every engine sees the new page.
+    // The invalidate takes time: TRIGGER reads back set, and the TLB still serves the old
+    // translation, until it completes (kgmmuCheckPendingInvalidates_TU102 polls TRIGGER).
     rig.gpu.bar0_write(MMU_INVALIDATE, INVALIDATE_ALL);
     assert_eq!(
         rig.gpu.bar0_read(MMU_INVALIDATE) >> 31,
-        0,
-        "TRIGGER reads back done"
+        1,
+        "TRIGGER reads back pending at first"
     );
+    rig.wait("the invalidate to complete", |r| {
+        r.gpu.bar0_read(MMU_INVALIDATE) >> 31 == 0
+    });
+    // After the invalidate every engine sees the new page.
     release_to(&mut rig, &mut ch, va, 3);
     rig.wait("the release after the invalidate", |r| {
         r.read_u64(&at(new), 0) == 3
@@ -227,6 +232,9 @@ fn an_invalidate_of_one_pdb_drops_only_that_address_spaces_translations() {
     rig.gpu.bar0_write(MMU_INVALIDATE_PDB, pdb(root));
     rig.gpu
         .bar0_write(MMU_INVALIDATE, INVALIDATE_ALL & !(1 << 1));
+    rig.wait("the invalidate to complete", |r| {
+        r.gpu.bar0_read(MMU_INVALIDATE) >> 31 == 0
+    });
     release_to(&mut rig, &mut ch, va, 3);
     rig.wait("the release after the invalidate", |r| {
         r.read_u64(&at(new), 0) == 3

@@ -310,13 +310,16 @@ fn wpr2_left_up_refuses_boot_until_reset() {
     );
     assert!(rig.gpu.log().contains("WPR2 is up"));
     rig.gpu.reset();
-    assert_eq!(rig.gpu.bar0_read(WPR2_ADDR_HI), 0, "a reset lowers WPR2");
+    // While the FSP reboots BAR0 reads all ones: WPR2 can be read only after it booted.
+    assert_eq!(rig.gpu.bar0_read(WPR2_ADDR_HI), u32::MAX, "rebooting");
     rig.gpu.config_write(4, 2, 0x6);
     let clock = rig.clock;
     nvbare_core::hal::poll_until(&clock, wait("FSP boot", 2000), || {
         (rig.gpu.bar0_read(0x2_00bc) == 0xff).then_some(())
     })
     .unwrap();
+    assert_eq!(rig.gpu.bar0_read(WPR2_ADDR_HI), 0, "a reset lowers WPR2");
+    rig.program_sysmem_flush();
     assert_eq!(rig.send_cot().1, 0, "after the reset the FSP boots the FMC");
     rig.wait_lockdown().expect("the FMC runs");
 }

@@ -270,7 +270,13 @@ pub fn serve(config: ServeConfig) -> Result<Server, ServeError> {
     let sysmem = Arc::new(SysMem::new());
     let gpus = (0..config.gpus)
         .map(|index| {
-            SimGpu::on_bus(config.chip, sysmem.clone(), index, config.faults.clone())
+            // tinygrad's remote protocol stands for its PCI driver in VFIO's no-IOMMU mode:
+            // bus addresses are physical, so address 0 is host RAM (see FaultPlan::no_iommu).
+            let faults = FaultPlan {
+                no_iommu: true,
+                ..config.faults.clone()
+            };
+            SimGpu::on_bus(config.chip, sysmem.clone(), index, faults)
                 .map(Arc::new)
                 .map_err(|source| ServeError::Gpu { index, source })
         })

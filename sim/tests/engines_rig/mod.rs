@@ -109,6 +109,18 @@ pub struct Channel {
     pub put: u32,
 }
 
+/// Programs the sysmem flush buffer with a page of host memory, as every driver must before
+/// the engines make a system membar (kmemsysProgramSysmemFlushBuffer_GH100 / _GB10B: the
+/// address as it is, HI first).
+pub fn program_sysmem_flush(gpu: &SimGpu) -> u64 {
+    let page = gpu.bus().sysmem.alloc(4096).unwrap();
+    for &(hi, lo) in gpu.spec().sysmem_flush {
+        gpu.bar0_write(hi, (page.bus >> 32) as u32);
+        gpu.bar0_write(lo, page.bus as u32);
+    }
+    page.bus
+}
+
 /// The VA space id the rig records its channels in.
 pub const VASPACE: u32 = 1;
 
@@ -133,6 +145,7 @@ impl Rig {
         let gpu = Arc::new(SimGpu::with_faults(chip, faults).unwrap());
         // PCI_COMMAND: memory space and bus mastering on, as a driver turns them on.
         assert!(gpu.config_write(4, 2, 0x6));
+        program_sysmem_flush(&gpu);
         // Page tables in VRAM [16 MiB, 48 MiB); data from 64 MiB.
         let tables = PhysAllocator::new(16 << 20, 32 << 20).unwrap();
         let space = AddressSpace::new(

@@ -231,6 +231,7 @@ impl Rig {
             self.gpu.config_write(4, 2, 0x6),
             "memory decode and bus mastering on"
         );
+        self.program_sysmem_flush();
         let f = facts(self.chip);
         let fmc = FmcImage::parse(&self.fmc_file, f.scheme).expect("the FMC file");
         self.fmc = self.alloc(fmc.image.len());
@@ -372,7 +373,19 @@ impl Rig {
             (self.gpu.bar0_read(spec.fsp_ready_scratch) == 0xff).then_some(())
         })
         .expect("the FSP boots");
+        self.program_sysmem_flush();
         self.reset_queues_only_keeping_gpu();
+    }
+
+    /// Programs the sysmem flush buffer with a fresh page before GSP boots, as OpenRM does
+    /// (kmemsysConstructEngine_IMPL; the address as it is, HI first,
+    /// kmemsysProgramSysmemFlushBuffer_GH100 / _GB10B). A reset clears the registers.
+    pub fn program_sysmem_flush(&mut self) {
+        let page = self.alloc(4096);
+        for &(hi, lo) in self.chip.spec().sysmem_flush {
+            self.gpu.bar0_write(hi, (page.bus >> 32) as u32);
+            self.gpu.bar0_write(lo, page.bus as u32);
+        }
     }
 
     /// Empties the queues without touching the GPU (a driver reload).

@@ -426,6 +426,13 @@ pub trait Platform: Bar0 {
     /// previous boot left behind.
     fn reset(&mut self) -> Result<(), PlatformError>;
 
+    /// Whether this driver runs inside a virtual machine the GPU is passed through to
+    /// (`bIsPassthru` of `GSP_SET_SYSTEM_INFO`: OpenRM sets it only as a hypervisor's HVM
+    /// guest, `gpuSetupVirtualGuestOwnedHW`). Bare metal by default.
+    fn in_virtual_machine(&self) -> bool {
+        false
+    }
+
     /// Whether the device still answers, judged from config space: its vendor id reads
     /// NVIDIA's, not all ones. Never from BAR0, which legitimately reads all ones while the
     /// GPU reboots after a reset (the FSP boots, GB20x's BAR firewall is up), as OpenRM

@@ -198,6 +198,8 @@ fn golden_bytes_match_tinygrad() {
         pci_sub_device_id: 0x18c9_10de,
         pci_revision_id: 0xa1,
         pci_config_mirror_base: 0x88000,
+        // tinygrad's value, which the golden bytes hold.
+        passthrough: true,
     };
     g.check(
         "rpc_system_info",

@@ -86,13 +86,21 @@ fn after_a_reset_bar0_reads_all_ones_and_gb20x_firewall_is_up_until_the_fsp_boot
             },
         )
         .unwrap();
-        assert_eq!(gpu.config_read(0x2b8, 4) >> 24 & 1, 0, "{chip:?} at power-on");
+        assert_eq!(
+            gpu.config_read(0x2b8, 4) >> 24 & 1,
+            0,
+            "{chip:?} at power-on"
+        );
         gpu.reset();
         // Config space answers at once; BAR0 does not.
         assert_eq!(gpu.config_read(0, 2), 0x10de);
         assert_eq!(gpu.bar0_read(0), u32::MAX, "{chip:?}: NV_PMC_BOOT_0");
         assert_eq!(gpu.bar0_read(0xa00), u32::MAX, "{chip:?}: NV_PMC_BOOT_42");
-        assert_eq!(gpu.bar0_read(scratch), u32::MAX, "{chip:?}: the FSP's status");
+        assert_eq!(
+            gpu.bar0_read(scratch),
+            u32::MAX,
+            "{chip:?}: the FSP's status"
+        );
         assert_eq!(
             gpu.config_read(0x2b8, 4) >> 24 & 1,
             u32::from(firewall),

@@ -54,6 +54,7 @@ pub fn system_info(p: &impl Platform) -> Result<SystemInfoInputs, BootErrorKind>
         pci_sub_device_id: cfg(CFG_SUBSYSTEM, 4)?,
         pci_revision_id: cfg(CFG_REVISION, 1)?,
         pci_config_mirror_base: PCI_CONFIG_MIRROR_FSP,
+        passthrough: p.in_virtual_machine(),
     })
 }
 

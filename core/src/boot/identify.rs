@@ -132,11 +132,14 @@ pub fn wait_config_space(
     tl: &mut Timeline,
     timeout_ns: u64,
 ) -> Result<(), BootErrorKind> {
-    let wait = Wait::pausing("config space to answer after the reset", timeout_ns, PAUSE_NS);
+    let wait = Wait::pausing(
+        "config space to answer after the reset",
+        timeout_ns,
+        PAUSE_NS,
+    );
     tl.try_poll(p.clock(), wait, || {
         Ok::<_, BootErrorKind>(
-            matches!(p.config_read(PCI_VENDOR_ID, 2), Ok(v) if v == NVIDIA_VENDOR_ID)
-                .then_some(()),
+            matches!(p.config_read(PCI_VENDOR_ID, 2), Ok(v) if v == NVIDIA_VENDOR_ID).then_some(()),
         )
     })
     .map_err(|e| match e {

@@ -1,10 +1,15 @@
-//! Teardown (`kgspUnloadRm_IMPL`, `kgspTeardown_GH100`): `UNLOADING_GUEST_DRIVER`, then
-//! wait for the GSP's RISC-V core to halt ("to allow ACR and GSP FMC to finish shutdown"),
-//! then give back every DMA allocation. If GSP-RM does not answer or does not halt, the
+//! Teardown (`kgspUnloadRm_IMPL`, `kgspTeardown_GH100`): `UNLOADING_GUEST_DRIVER` with
+//! `newLevel` 0 (the normal unload: `gpuStateUnload` passes
+//! `NV2080_CTRL_GPU_SET_POWER_STATE_GPU_LEVEL_0`, gpu.c, and nouveau sends 0; OpenRM sends
+//! `GPU_STATE_FLAGS_FAST_UNLOAD` only at system shutdown, where it "skips rmDestruct in GSP"),
+//! then wait for the processor to suspend (`MAILBOX0` = `LIBOS_INTERRUPT_PROCESSOR_SUSPENDED`,
+//! `kgspWaitForProcessorSuspend_TU102`) and for the RISC-V core to halt ("to allow ACR and
+//! GSP FMC to finish shutdown"), then give back every DMA allocation, the sysmem flush buffer
+//! last of all with the rest. If GSP-RM does not answer or does not halt, the
 //! GPU is reset (where the platform can) before its memory is freed, since a running
 //! GSP-RM may still write to it; the next boot then finds WPR2 down.
 
-use nvbare_gsp::rpc::commands::{Command, GPU_STATE_FLAGS_FAST_UNLOAD};
+use nvbare_gsp::rpc::commands::Command;
 
 use super::Timeouts;
 use super::error::{BootError, BootErrorKind, Stage};
@@ -12,11 +17,15 @@ use super::identify::wpr2_up;
 use super::memory::BootMemory;
 use crate::gsp_rpc::GspRpc;
 use crate::hal::{Platform, PollError, Wait, try_poll_until};
-use crate::regs::RiscvBase;
-use crate::regs::falcon::RiscvCpuctl;
+use crate::regs::falcon::{FalconMailbox0, RiscvCpuctl};
+use crate::regs::{FalconBase, RiscvBase};
 
 /// Pause between polls of the RISC-V state.
 const PAUSE_NS: u64 = 20_000;
+/// `newLevel` of the normal unload: `NV2080_CTRL_GPU_SET_POWER_STATE_GPU_LEVEL_0`.
+const UNLOAD_LEVEL_0: u32 = 0;
+/// `LIBOS_INTERRUPT_PROCESSOR_SUSPENDED` in `MAILBOX0` (`_kgspIsProcessorSuspended`).
+const PROCESSOR_SUSPENDED: u32 = 0x8000_0000;
 
 /// How a teardown went.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,7 +57,7 @@ pub fn run<P: Platform>(
     // The reply to `UNLOADING_GUEST_DRIVER` comes just before GSP-RM halts: a halt seen
     // while waiting for it is expected, so the channel's RISC-V watch is off here.
     rpc.watch_riscv(false);
-    let unload = Command::unloading_guest_driver(false, false, GPU_STATE_FLAGS_FAST_UNLOAD);
+    let unload = Command::unloading_guest_driver(false, false, UNLOAD_LEVEL_0);
     match rpc.on(&*p).call_within(&unload, timeouts.rpc_reply_ns) {
         Ok(_) => report.unloaded = true,
         Err(mut e) => {
@@ -66,6 +75,17 @@ pub fn run<P: Platform>(
     }
 
     if report.unloaded {
+        // kgspUnloadRm_IMPL waits for the suspend and goes on to the halt wait whatever it
+        // found; a core that already halted has suspended too.
+        let wait = Wait::pausing("the GSP to suspend", timeouts.halt_ns, PAUSE_NS);
+        let suspended = try_poll_until(p.clock(), wait, || {
+            let mb = FalconMailbox0::read(&*p, FalconBase::GSP).raw();
+            let halted = RiscvCpuctl::read(&*p, RiscvBase::GSP).halted();
+            Ok::<_, ()>((mb == PROCESSOR_SUSPENDED || halted).then_some(()))
+        });
+        if suspended.is_err() {
+            log::debug!("teardown: GSP-RM never reported its processor suspended");
+        }
         let mut cpuctl = 0;
         let wait = Wait::pausing("the GSP RISC-V core to halt", timeouts.halt_ns, PAUSE_NS);
         let r = try_poll_until(p.clock(), wait, || {

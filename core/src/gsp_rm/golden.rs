@@ -50,9 +50,15 @@ pub struct ContextBuffer {
 
 /// `physAttr` of a physical promotion, as tinygrad sends it (video memory).
 const PHYS_ATTR_VIDMEM: u32 = 0x4;
-/// The golden channel's GPFIFO entries and where its USERD sits in its 4 KiB area.
+/// The golden channel's GPFIFO entries and where its USERD sits in its 4 KiB area: right
+/// after the ring would be +0x100 (tinygrad's choice), but OpenRM programs USERD's address
+/// `>> NV_RAMUSERD_BASE_SHIFT` (`kchannelGetUserdInfo`/`userdShift`, kernel_channel_gv100.c;
+/// `1 << NV_RAMUSERD_BASE_SHIFT` is USERD's size and alignment, kernel_fifo_gm107.c), 512
+/// bytes: +0x100 would be read as +0x000, the ring itself. The golden channel never runs
+/// work, which is why tinygrad's works; +0x200 is what the hardware field can hold.
 const GOLDEN_ENTRIES: u32 = 32;
-const GOLDEN_USERD: u64 = GOLDEN_ENTRIES as u64 * 8;
+const GOLDEN_USERD: u64 = 0x200;
+const _: () = assert!(GOLDEN_USERD >= GOLDEN_ENTRIES as u64 * 8 && GOLDEN_USERD % 512 == 0);
 /// The golden channel's `cid` and `internalFlags`, as tinygrad sends them (RM's own
 /// channel id space, flags of a kernel-internal channel).
 const GOLDEN_CID: u32 = 3;

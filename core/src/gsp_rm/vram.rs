@@ -445,7 +445,10 @@ mod tests {
         assert_eq!(regs.1.get(), 0, "polled until TRIGGER read false");
         // One that never completes is a bounded error naming the register.
         let e = invalidate_tlb(&Regs::busy_for(u32::MAX)).unwrap_err();
-        assert!(alloc::format!("{e}").contains("MMU_INVALIDATE_TRIGGER"), "{e}");
+        assert!(
+            alloc::format!("{e}").contains("MMU_INVALIDATE_TRIGGER"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -453,8 +456,15 @@ mod tests {
         let regs = Regs::busy_for(2);
         bar1_physical(&regs).unwrap();
         // kbusBindBar1_GH100: LOW first, the HIGH write triggers the bind.
-        assert_eq!(regs.0.borrow().as_slice(), &[(0xb8_0f60, 0), (0xb8_0f64, 0)]);
-        assert_eq!(regs.1.get(), 0, "polled until PENDING and OUTSTANDING cleared");
+        assert_eq!(
+            regs.0.borrow().as_slice(),
+            &[(0xb8_0f60, 0), (0xb8_0f64, 0)]
+        );
+        assert_eq!(
+            regs.1.get(),
+            0,
+            "polled until PENDING and OUTSTANDING cleared"
+        );
         let e = bar1_physical(&Regs::busy_for(u32::MAX)).unwrap_err();
         assert!(alloc::format!("{e}").contains("BAR1_PENDING"), "{e}");
     }

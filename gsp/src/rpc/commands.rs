@@ -41,11 +41,15 @@ pub struct SystemInfoInputs {
     /// Where GSP-RM finds the PCI config mirror in BAR0: 0x88000, or 0x92000 on the FSP
     /// (Hopper/Blackwell) path.
     pub pci_config_mirror_base: u32,
+    /// `bIsPassthru`: the GPU is passed through to a virtual machine this driver runs in.
+    /// OpenRM sets it only when it detects a hypervisor and runs as its HVM guest
+    /// (`gpuSetupVirtualGuestOwnedHW`, gpu.c); nouveau leaves it 0; tinygrad sends 1.
+    pub passthrough: bool,
 }
 
 impl SystemInfoInputs {
-    /// The `GspSystemInfo` nvbare sends: the fields above, mirror size 4 KiB, passthrough
-    /// (no hypervisor knowledge), `maxUserVa` 0x7ffffffff000; everything else zero.
+    /// The `GspSystemInfo` nvbare sends: the fields above, mirror size 4 KiB,
+    /// `maxUserVa` 0x7ffffffff000; everything else zero.
     pub fn to_system_info(&self) -> GspSystemInfo {
         let mut s = GspSystemInfo::new_zeroed();
         s.gpu_phys_addr = self.bar0;
@@ -58,7 +62,7 @@ impl SystemInfoInputs {
         s.pci_device_id = self.pci_device_id;
         s.pci_sub_device_id = self.pci_sub_device_id;
         s.pci_revision_id = self.pci_revision_id;
-        s.b_is_passthru = 1;
+        s.b_is_passthru = u8::from(self.passthrough);
         s
     }
 }

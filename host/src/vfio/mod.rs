@@ -92,11 +92,24 @@ pub struct Vfio<S: VfioSys = LinuxSys> {
     config_offset: u64,
     device_flags: u32,
     noiommu: bool,
+    /// This process runs in a virtual machine the GPU is passed through to.
+    in_vm: bool,
     dma: DmaPool<S>,
     sys: Arc<S>,
     device: Arc<S::Fd>,
     _attachment: Attachment<S::Fd>,
     _lock: DeviceLock,
+}
+
+/// Whether the CPU says a hypervisor runs this machine (the `hypervisor` flag of
+/// /proc/cpuinfo: CPUID leaf 1 ECX bit 31 on x86), as OpenRM's hypervisor detection decides
+/// `bIsPassthru` (`gpuSetupVirtualGuestOwnedHW`).
+pub fn hypervisor_present() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| {
+        c.lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+    })
 }
 
 fn ioctl_err(
@@ -259,13 +272,16 @@ impl<S: VfioSys> Vfio<S> {
             config_offset,
             device_flags: info.flags,
             noiommu,
+            in_vm: hypervisor_present(),
             dma: DmaPool::new(sys.clone(), iommu, counts, iova),
             sys,
             device,
             _attachment: attachment,
             _lock: lock,
         };
-        vfio.set_bus_master(true)?;
+        // Bus mastering off until the boot knows no earlier boot's firmware runs (WPR2 down,
+        // the FSP booted): core::boot::identify turns it on then.
+        vfio.set_bus_master(false)?;
         Ok(vfio)
     }
 
@@ -510,6 +526,10 @@ impl<S: VfioSys> Bar0 for Vfio<S> {
 }
 
 impl<S: VfioSys> Platform for Vfio<S> {
+    fn in_virtual_machine(&self) -> bool {
+        self.in_vm
+    }
+
     type Clock = HostClock;
 
     fn clock(&self) -> &HostClock {

@@ -73,8 +73,10 @@ impl Unit for SysmemFlush {
         }
         cx.world.sysmem_flush = self.address();
         if let Some(a) = cx.world.sysmem_flush {
-            cx.log
-                .debug("flush", format!("sysmem flush buffer at bus address {a:#x}"));
+            cx.log.debug(
+                "flush",
+                format!("sysmem flush buffer at bus address {a:#x}"),
+            );
         }
     }
 }

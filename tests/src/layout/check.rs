@@ -160,10 +160,14 @@ fn run_group(
         .arg("-o")
         .arg(&binary)
         .arg(&source);
+    // The stubs come first: they stand for headers that, in OpenRM's tree, pull in its
+    // generated nvoc headers (gpu.h -> g_gpu_nvoc.h), which a reference tree holds only in
+    // part. Searched after the tree, as they once were, they stop working the day the tree
+    // gains such a header without its generated half.
+    cc.arg(format!("-I{}", stub_dir.display()));
     for dir in &group.include_dirs {
         cc.arg(format!("-I{}", root.join(dir).display()));
     }
-    cc.arg("-idirafter").arg(stub_dir);
     let out = cc
         .output()
         .map_err(|e| format!("cannot run the C compiler `{compiler}` (set CC): {e}"))?;

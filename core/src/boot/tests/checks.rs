@@ -165,7 +165,11 @@ fn an_fsp_that_never_boots_fails_identify_before_any_other_bar0_read() {
     assert_eq!(e.stage, Stage::Identify, "{text}");
     assert_mentions(
         &text,
-        &["FSP never reported its boot complete", "0x200bc", "reset the GPU"],
+        &[
+            "FSP never reported its boot complete",
+            "0x200bc",
+            "reset the GPU",
+        ],
     );
     assert_eq!(p.seen().reads_before_fsp_ready, 0, "{text}");
     assert!(p.seen().cot.is_none());

@@ -603,13 +603,14 @@ impl Platform for FakePlatform {
             return Ok(mask);
         }
         // A board of the scripted chip: the device id names its family.
-        let device_id: u32 = match crate::chip::Chip::identify(crate::regs::PmcBoot42::from_raw(d.script.boot42)) {
-            Ok(crate::chip::Chip::GH100) => 0x2335,
-            Ok(crate::chip::Chip::GB100) => 0x2901,
-            Ok(crate::chip::Chip::GB202) => 0x2b85,
-            Ok(crate::chip::Chip::AD102) => 0x2684,
-            _ => 0x1234,
-        };
+        let device_id: u32 =
+            match crate::chip::Chip::identify(crate::regs::PmcBoot42::from_raw(d.script.boot42)) {
+                Ok(crate::chip::Chip::GH100) => 0x2335,
+                Ok(crate::chip::Chip::GB100) => 0x2901,
+                Ok(crate::chip::Chip::GB202) => 0x2b85,
+                Ok(crate::chip::Chip::AD102) => 0x2684,
+                _ => 0x1234,
+            };
         let dword = match offset & !3 {
             0x00 => device_id << 16 | 0x10de,
             0x04 => d.command,

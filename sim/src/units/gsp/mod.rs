@@ -386,6 +386,9 @@ impl Unit for Gsp {
                 cx.world.rm_objects = rm.db.count();
                 if let Some(keep_wpr2) = p.halted {
                     cx.world.rm_objects = Default::default();
+                    // LIBOS_INTERRUPT_PROCESSOR_SUSPENDED before the halt
+                    // (_kgspIsProcessorSuspended, kernel_gsp_tu102.c).
+                    self.mailbox[0] = 0x8000_0000;
                     if !keep_wpr2 {
                         cx.world.wpr2 = (0, 0);
                         cx.log

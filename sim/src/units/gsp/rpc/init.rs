@@ -78,7 +78,8 @@ impl Rm {
                 // GSP-RM's first status-queue write (the INIT_DONE event) is a sysmem write
                 // its hub flushes: an unprogrammed or unmapped flush buffer faults there.
                 if let Err(why) = crate::units::flush::membar(cx, "GSP-RM's first queue write") {
-                    cx.log.warn("gsp", format!("{why}; GSP-RM hangs: no GSP_INIT_DONE"));
+                    cx.log
+                        .warn("gsp", format!("{why}; GSP-RM hangs: no GSP_INIT_DONE"));
                     self.init = Init::Failed;
                     return;
                 }

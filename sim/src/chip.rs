@@ -116,7 +116,7 @@ pub enum SimChip {
 
 impl SimChip {
     /// Every simulated chip.
-    pub const ALL: [SimChip; 3] = [SimChip::Gh100, SimChip::Gb202, SimChip::Gb100];
+    pub const ALL: [SimChip; 3] = [SimChip::Gh100, SimChip::Gb100, SimChip::Gb202];
 
     /// The chip's facts.
     pub fn spec(self) -> &'static ChipSpec {
@@ -127,7 +127,7 @@ impl SimChip {
         }
     }
 
-    /// The chip named `name` ("gh100", "gb202", "gb100"; case-insensitive).
+    /// The chip named `name` ("gh100", "gb100", "gb202"; case-insensitive).
     pub fn from_name(name: &str) -> Option<SimChip> {
         SimChip::ALL
             .into_iter()

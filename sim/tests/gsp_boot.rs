@@ -122,7 +122,11 @@ fn gb100_refuses_gh100s_frts_offset_and_pmu_reserve() {
     );
     rig.edit_wpr_meta(|m| m.pmu_reserved_size = 0);
     assert_eq!(rig.send_cot().1, 0, "the FSP takes the right FRTS offset");
-    assert_eq!(rig.wait_lockdown(), Err(0x03), "the FMC refuses the WPR sizes");
+    assert_eq!(
+        rig.wait_lockdown(),
+        Err(0x03),
+        "the FMC refuses the WPR sizes"
+    );
     assert!(
         rig.gpu
             .log()

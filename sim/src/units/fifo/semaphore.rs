@@ -146,6 +146,8 @@ pub fn release(cx: &mut Cx, who: &Requester, r: &Release) -> Result<(), MemError
         value = op.apply(old, r.payload, bytes * 8, signed);
     }
     if r.timestamp {
+        // A payload that cannot be written faults at its own address, timestamp or not.
+        mmu::translate(cx, who, r.va, crate::memory::Access::Write)?;
         mmu::write(cx, who, r.va.wrapping_add(8), &cx.now_ns.to_le_bytes())?;
         // The timestamp's stores are visible before the payload's to a reader that
         // synchronises on the payload.

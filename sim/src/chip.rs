@@ -1,8 +1,9 @@
 //! The chip table: everything that differs between simulated chips, as data, so that a new
-//! chip (GB100, and with the booter issue GA102/AD102) is one more entry.
+//! chip (GB100 was; with the booter issue GA102/AD102) is one more entry.
 //!
 //! Values come from NVIDIA's hwref headers (`dev_*.h` of each chip), OpenRM's sources and, for
-//! GH100, what the H200 behind the `device` tool reports (`shared/notes/h200-machine.md`).
+//! GH100, what the H200 behind the `device` tool reports (`shared/notes/h200-machine.md`); for
+//! GB100, what nvidia-smi reports of a B200.
 
 /// How the GPU's firmware is started on this chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

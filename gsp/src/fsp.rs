@@ -27,9 +27,20 @@ pub const MCTP_VENDOR_ID_NV: u16 = 0x10de;
 pub const FSP_MAX_PACKET: usize = 1024;
 /// `kfspGetExtraReservedMemorySize_GH100`.
 pub const FSP_EXTRA_RESERVED: u64 = 4 * 1024;
-/// `memmgrGetFBEndReserveSizeEstimate` for GH100/GB20x (0x200000; not in the reference tree:
-/// confirmed by the GB202 arithmetic giving tinygrad's 0x1C00000, see tests).
+/// `memmgrGetFBEndReserveSizeEstimate` on GH100 and older (`_GM107`, mem_mgr_gm107.c:
+/// `ESTIMATED_RESERVE_FB = 0x200000`).
 pub const FB_END_RESERVE_ESTIMATE: u64 = 0x200000;
+/// `memmgrGetFBEndReserveSizeEstimate` on Blackwell (`_GB100`, mem_mgr_gb100.c:
+/// `ESTIMATED_RESERVE_FB = 0x220000`; OpenRM's generated `g_mem_mgr_nvoc.c` installs it for
+/// "GB100 | GB102 | GB10B | GB202 | GB203 | GB205 | GB206 | GB207").
+pub const FB_END_RESERVE_ESTIMATE_BLACKWELL: u64 = 0x220000;
+/// The PMU reservation at the end of FB on Blackwell (`kpmuReservedMemorySizeGet`: 8 MiB
+/// backing store + 16 MiB surfaces + 4 KiB misc, aligned up to 128 KiB). nouveau's r570
+/// `r570_wpr_libos3_gb10x` and `r570_wpr_libos3_gb20x` (nvkm/subdev/gsp/rm/r570/rm.c) both
+/// set `rsvd_size_pmu = ALIGN(0x0800000 + 0x1000000 + 0x0001000, 0x20000)`; tinygrad sends
+/// the same for GB20x.
+pub const PMU_RESERVED_BLACKWELL: u32 =
+    (0x80_0000 + 0x100_0000 + 0x1000u32).next_multiple_of(0x2_0000);
 
 /// The FSP-side numbers of a COT boot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,10 +58,16 @@ pub struct CotParams {
 }
 
 /// The FRTS offset from the end of FB that FSP uses (`kfspPrepareBootCommands_GH100`): the
-/// reserve estimate, plus, when the PMU reserves memory, 4 KiB extra and the PMU reserve,
-/// aligned up to 2 MiB; plus the boot-retry WPR end margin aligned up to 2 MiB.
-pub fn frts_vidmem_offset(pmu_reserved: u64, wpr_end_margin: u64) -> u64 {
-    let mut off = FB_END_RESERVE_ESTIMATE;
+/// chip's end-of-FB reserve estimate ([`FB_END_RESERVE_ESTIMATE`] or
+/// [`FB_END_RESERVE_ESTIMATE_BLACKWELL`]), plus, when the PMU reserves memory, 4 KiB extra and
+/// the PMU reserve, aligned up to 2 MiB; plus the boot-retry WPR end margin aligned up to
+/// 2 MiB.
+pub fn frts_vidmem_offset(
+    end_reserve_estimate: u64,
+    pmu_reserved: u64,
+    wpr_end_margin: u64,
+) -> u64 {
+    let mut off = end_reserve_estimate;
     if pmu_reserved != 0 {
         off = (off + FSP_EXTRA_RESERVED + pmu_reserved).next_multiple_of(0x200000);
     }
@@ -62,22 +79,38 @@ impl CotParams {
     pub fn gh100(gsp_fmc_sysmem_addr: u64, boot_args_sysmem_addr: u64) -> Self {
         Self {
             version: 1,
-            frts_vidmem_offset: frts_vidmem_offset(0, 0),
+            frts_vidmem_offset: frts_vidmem_offset(FB_END_RESERVE_ESTIMATE, 0, 0),
             frts_vidmem_size: 0x100000,
             gsp_fmc_sysmem_addr,
             boot_args_sysmem_addr,
         }
     }
 
-    /// GB20x: version 2, PMU reserve 0x1820000 -> FRTS at 0x1C00000 from the end.
-    pub fn gb20x(gsp_fmc_sysmem_addr: u64, boot_args_sysmem_addr: u64) -> Self {
+    /// Blackwell (GB10x and GB20x alike): version 2, the 0x220000 reserve estimate and the
+    /// 0x1820000 PMU reserve -> FRTS at 0x1C00000 from the end (nouveau's r570 arithmetic,
+    /// `ALIGN(0x200000 + 0x1820000, 2 MiB)`, gives the same offset).
+    pub fn blackwell(gsp_fmc_sysmem_addr: u64, boot_args_sysmem_addr: u64) -> Self {
         Self {
             version: 2,
-            frts_vidmem_offset: frts_vidmem_offset(0x1820000, 0),
+            frts_vidmem_offset: frts_vidmem_offset(
+                FB_END_RESERVE_ESTIMATE_BLACKWELL,
+                u64::from(PMU_RESERVED_BLACKWELL),
+                0,
+            ),
             frts_vidmem_size: 0x100000,
             gsp_fmc_sysmem_addr,
             boot_args_sysmem_addr,
         }
+    }
+
+    /// GB20x: [`CotParams::blackwell`].
+    pub fn gb20x(gsp_fmc_sysmem_addr: u64, boot_args_sysmem_addr: u64) -> Self {
+        Self::blackwell(gsp_fmc_sysmem_addr, boot_args_sysmem_addr)
+    }
+
+    /// GB10x: [`CotParams::blackwell`].
+    pub fn gb10x(gsp_fmc_sysmem_addr: u64, boot_args_sysmem_addr: u64) -> Self {
+        Self::blackwell(gsp_fmc_sysmem_addr, boot_args_sysmem_addr)
     }
 }
 
@@ -278,10 +311,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frts_offsets_match_gh100_and_gb202() {
-        assert_eq!(frts_vidmem_offset(0, 0), 0x200000);
-        // 0x200000 + 0x1000 + 0x1820000 = 0x1A21000 -> 0x1C00000 (tinygrad's GB202 value).
-        assert_eq!(frts_vidmem_offset(0x1820000, 0), 0x1C00000);
+    fn frts_offsets_match_gh100_and_blackwell() {
+        assert_eq!(frts_vidmem_offset(FB_END_RESERVE_ESTIMATE, 0, 0), 0x200000);
+        assert_eq!(PMU_RESERVED_BLACKWELL, 0x1820000);
+        // OpenRM: 0x220000 + 0x1000 + 0x1820000 = 0x1A41000 -> 0x1C00000; nouveau's
+        // 0x200000 + 0x1820000 = 0x1A20000 -> 0x1C00000; tinygrad's GB202 value.
+        assert_eq!(
+            frts_vidmem_offset(
+                FB_END_RESERVE_ESTIMATE_BLACKWELL,
+                PMU_RESERVED_BLACKWELL.into(),
+                0
+            ),
+            0x1C00000
+        );
+        assert_eq!(
+            frts_vidmem_offset(FB_END_RESERVE_ESTIMATE, PMU_RESERVED_BLACKWELL.into(), 0),
+            0x1C00000
+        );
+        assert_eq!(CotParams::gb10x(1, 2), CotParams::gb20x(1, 2));
+        // A boot retry's margin adds whole 2 MiB steps.
+        assert_eq!(frts_vidmem_offset(FB_END_RESERVE_ESTIMATE, 0, 1), 0x400000);
     }
 
     #[test]

@@ -9,16 +9,20 @@ use nvbare_core::gpu::{Backend, Buffer, BufferView, Gpu, GpuError, Placement};
 /// The cubin with the benchmark kernels (see `host/data/build.sh`).
 pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin");
 
+/// The benchmark kernels built for sm_100 (GB10x), from the same source.
+pub const BENCH_CUBIN_SM100: &[u8] = include_bytes!("../data/bench_kernels.sm_100.cubin");
+
 /// The committed test kernels for sm_120 (GB20x: `empty_kernel`, `vector_add`, ...; see
 /// `core/tests/data/cubin/build.sh`), which the benchmark kernels are not built for.
 pub const SM120_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_120.cubin");
 
 /// The committed cubin with `empty_kernel` and `vector_add` for a GPU of SM version `sm`:
-/// the sm_120 test kernels on GB20x, else the benchmark kernels (sm_90; loading them on
-/// another SM is refused with the SM named).
+/// the sm_120 test kernels on GB20x, the sm_100 benchmark kernels on GB10x, else the
+/// benchmark kernels (sm_90; loading them on another SM is refused with the SM named).
 pub fn kernels_for(sm: u32) -> &'static [u8] {
     match sm {
         120 => SM120_KERNELS,
+        100 => BENCH_CUBIN_SM100,
         _ => BENCH_CUBIN,
     }
 }
@@ -211,8 +215,14 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
     if opts.launch_only {
         return Ok(f);
     }
-    // The SM copy kernels are built for sm_90 only: another SM is refused here, naming it.
-    let copy_kernel = gpu.load(BENCH_CUBIN, d2d_kernel)?;
+    // The SM copy kernels are built for sm_90 and sm_100: another SM is refused here, naming
+    // it.
+    let copy_cubin = if gpu.sm() == 100 {
+        BENCH_CUBIN_SM100
+    } else {
+        BENCH_CUBIN
+    };
+    let copy_kernel = gpu.load(copy_cubin, d2d_kernel)?;
     let size = counts.copy_bytes;
     f.copy_bytes = size;
     let host = gpu.alloc(size, Placement::Host, true)?;

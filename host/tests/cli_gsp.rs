@@ -1,12 +1,12 @@
 //! `nvbare` on the backends where it boots GSP-RM itself, run as a user runs it (the binary,
 //! its output read back): `demo`, `info`, `run` and `bench` on `--backend sim` (GH100 and
-//! GB202) and on `--backend remote` against a simulator served in this test; the
+//! GB202; GB100's demo and `run`) and on `--backend remote` against a simulator served in this test; the
 //! firmware-missing error; argument and open errors by code. Ctrl-C and recovery after a
 //! killed process are in `cli_recovery.rs`.
 //!
 //! The firmware comes from `$NVBARE_FIRMWARE_DIR` or `~/.cache/nvbare/firmware` (as
 //! `nvbare firmware fetch --chip all` lays it out); without it each test that boots says it
-//! skipped (`NVBARE_REQUIRE_FIRMWARE=1` makes that a failure). The two full demos copy
+//! skipped (`NVBARE_REQUIRE_FIRMWARE=1` makes that a failure). The three full demos copy
 //! 256 MiB through the simulator, which takes 20-60 s in a debug build: they run in release
 //! builds only (`cargo test --release -p nvbare-host --test cli_gsp`); everything else takes
 //! a few seconds in debug.
@@ -87,6 +87,16 @@ fn demo_on_the_simulated_gb202() {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "the full demo copies 256 MiB through the simulator (20-60 s in debug): cargo test \
+              --release -p nvbare-host --test cli_gsp"
+)]
+fn demo_on_the_simulated_gb100() {
+    demo_on("gb100");
+}
+
+#[test]
 fn missing_firmware_with_offline_is_one_error_naming_the_command() {
     let empty = tempfile::tempdir().unwrap();
     let dir = empty.path().to_str().unwrap().to_owned();
@@ -164,7 +174,7 @@ fn info_on_the_simulator_shows_the_boot_timeline_and_says_it_is_simulated() {
 
 #[test]
 fn run_on_the_simulator_adds_vectors() {
-    for (chip, sm) in [("gh100", 90), ("gb202", 120)] {
+    for (chip, sm) in [("gh100", 90), ("gb202", 120), ("gb100", 100)] {
         let Some(fw) = firmware(chip) else { return };
         let file = cubin(sm);
         let r = run(nvbare(

@@ -19,7 +19,7 @@ use nvbare_sim::remote::{ServeConfig, serve};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: serve [--chip gh100|gb202] [--listen ADDR:PORT] [--gpus N] [--for SECONDS] \
+        "usage: serve [--chip gh100|gb100|gb202] [--listen ADDR:PORT] [--gpus N] [--for SECONDS] \
          [--allow-remote]"
     );
     ExitCode::from(2)

@@ -1,8 +1,9 @@
 //! The chip table: everything that differs between simulated chips, as data, so that a new
-//! chip (GB100, and with the booter issue GA102/AD102) is one more entry.
+//! chip (GB100 was; with the booter issue GA102/AD102) is one more entry.
 //!
 //! Values come from NVIDIA's hwref headers (`dev_*.h` of each chip), OpenRM's sources and, for
-//! GH100, what the H200 behind the `device` tool reports (`shared/notes/h200-machine.md`).
+//! GH100, what the H200 behind the `device` tool reports (`shared/notes/h200-machine.md`); for
+//! GB100, what nvidia-smi reports of a B200.
 
 /// How the GPU's firmware is started on this chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,15 +84,18 @@ pub struct CotFacts {
     /// Bytes of the public key in `publicKey[]` (`cotPayloadPublicKeySize`).
     pub public_key_bytes: usize,
     /// `frtsVidmemOffset` of a first boot: `memmgrGetFBEndReserveSizeEstimate` (0x200000
-    /// on GM107..GH100, 0x220000 on GB10x/GB20x), plus, when the PMU reserves memory,
-    /// `kfspGetExtraReservedMemorySize` (4 KiB) and the PMU reservation, aligned up to
-    /// 2 MiB (`kfspPrepareBootCommands_GH100`). A boot retry adds 2 MiB multiples.
+    /// on GM107..GH100, `_GB100`'s 0x220000 on GB10x/GB20x: mem_mgr_gb100.c, installed for
+    /// GB100/GB102/GB20x by OpenRM's generated `g_mem_mgr_nvoc.c`), plus, when the PMU
+    /// reserves memory, `kfspGetExtraReservedMemorySize` (4 KiB) and the PMU reservation,
+    /// aligned up to 2 MiB (`kfspPrepareBootCommands_GH100`). A boot retry adds 2 MiB
+    /// multiples.
     pub frts_vidmem_offset: u64,
     /// `GspFwWprMeta.pmuReservedSize` (`kpmuReservedMemorySizeGet`: 0 without a self-init
-    /// PMU; 8 MiB backing store + surfaces + 4 KiB, aligned, on GB20x = 0x1820000).
+    /// PMU; on Blackwell 8 MiB backing store + 16 MiB surfaces + 4 KiB, aligned to 128 KiB
+    /// = 0x1820000: nouveau's `r570_wpr_libos3_gb10x` and `_gb20x`, `rsvd_size_pmu`).
     pub pmu_reserved_size: u64,
-    /// `GspFwWprMeta.nonWprHeapSize` (`kgspGetNonWprHeapSize`: 2 MiB, GB20x 0x220000;
-    /// `g_kernel_gsp_nvoc.h`).
+    /// `GspFwWprMeta.nonWprHeapSize` (`kgspGetNonWprHeapSize`: 2 MiB on GH100/GB100/GB102,
+    /// GB20x 0x220000; `g_kernel_gsp_nvoc.h`, nouveau's `heap_size_non_wpr`).
     pub non_wpr_heap_size: u64,
     /// The section of `gsp-570.144.bin` holding this chip's GSP-RM signature.
     pub gsp_signature_section: &'static str,
@@ -115,21 +119,24 @@ pub enum SimChip {
     Gh100,
     /// Blackwell GB202 (RTX 5090: device id 0x2b85, 32 GiB, 170 SMs).
     Gb202,
+    /// Blackwell GB100 as a B200 (device id 0x2901, 179 GiB, 148 SMs).
+    Gb100,
 }
 
 impl SimChip {
     /// Every simulated chip.
-    pub const ALL: [SimChip; 2] = [SimChip::Gh100, SimChip::Gb202];
+    pub const ALL: [SimChip; 3] = [SimChip::Gh100, SimChip::Gb100, SimChip::Gb202];
 
     /// The chip's facts.
     pub fn spec(self) -> &'static ChipSpec {
         match self {
             SimChip::Gh100 => &GH100_H200,
             SimChip::Gb202 => &GB202,
+            SimChip::Gb100 => &GB100_B200,
         }
     }
 
-    /// The chip named `name` ("gh100", "gb202"; case-insensitive).
+    /// The chip named `name` ("gh100", "gb100", "gb202"; case-insensitive).
     pub fn from_name(name: &str) -> Option<SimChip> {
         SimChip::ALL
             .into_iter()
@@ -215,6 +222,51 @@ pub static GB202: ChipSpec = ChipSpec {
     engines: BLACKWELL_ENGINES,
 };
 
+/// GB100 as a B200: PCI id 0x2901 with subsystem 10de:1999 (OpenRM 570.144's README lists
+/// "NVIDIA B200 | 2901 10DE 1999"); `BOOT_42` architecture 0x1a (`GB100`), implementation 0
+/// (core's chip table, nv_ref.h); 183,359 MiB, what nvidia-smi reports for a B200 ("0MiB /
+/// 183359MiB"), of its 192 GB of HBM3e; 148 SMs enabled (deviceQuery's "multiprocessors:
+/// 148") of a design counted here as 8 GPCs x 10 TPCs x 2 SMs (not in the reference tree;
+/// only the bound matters to the simulator); sm_version 0xa00
+/// (`NV2080_CTRL_GR_INFO_SM_VERSION_10_00`, ctrl2080gr.h: sm_100); 64 warps per SM (the CUDA
+/// guide's compute capability 10.0). FSP: GH100's `NV_THERM_I2CS_SCRATCH` (0x200bc;
+/// `kfspWaitForSecureBoot_GB100` reads the same register as GH100), COT version 2 with
+/// the ECDSA P-384 signature of gb100's `fmc-570.144.bin` (its `signature` section is 96 bytes,
+/// `publickey` 97), Blackwell's PMU reserve and FRTS (see [`CotFacts`]) and GH100's 2 MiB
+/// non-WPR heap. BAR0 is taken to be 64 MiB as on GB202 (unconfirmed for GB100).
+pub static GB100_B200: ChipSpec = ChipSpec {
+    name: "gb100",
+    product: "NVIDIA B200 (simulated GB100)",
+    device_id: 0x2901,
+    subsystem: (0x10de, 0x1999),
+    revision: 0xa1,
+    pmc_boot_0: 0x1a00_00a1,
+    pmc_boot_42: 0x1a00_00a1,
+    vram_bytes: 183_359 << 20,
+    bar0_size: 64 << 20,
+    bar1_size: 256 * GIB,
+    bar3_size: 32 << 20,
+    sm_count: 148,
+    gpcs: 8,
+    tpcs_per_gpc: 10,
+    sms_per_tpc: 2,
+    max_warps_per_sm: 64,
+    sm_version: 0xa00,
+    fsp_ready_scratch: 0x0002_00bc,
+    boot: BootModel::FspChainOfTrust,
+    classes: GB100_CLASSES,
+    cot: CotFacts {
+        version: 2,
+        signature_bytes: 96,
+        public_key_bytes: 97,
+        frts_vidmem_offset: 0x1c0_0000,
+        pmu_reserved_size: 0x182_0000,
+        non_wpr_heap_size: 0x20_0000,
+        gsp_signature_section: ".fwsignature_gb10x",
+    },
+    engines: HOPPER_ENGINES,
+};
+
 /// Hopper's engines: GR0 on runlist 0 (tinygrad's PCI path, which works on silicon, rings
 /// its channels' doorbells with the runlist of engine type 0, i.e. 0) and copy engines on
 /// their own runlists. `NV2080_ENGINE_TYPE_GRAPHICS` = 1, `_COPY(i)` = 9 + i.
@@ -292,6 +344,26 @@ const GH100_CLASSES: &[u32] = &[
     0xcba2, // HOPPER_SEC2_WORK_LAUNCH_A
 ];
 
+/// GB100's class list: the classes of `gpuGetClassDescriptorList_GB100` (OpenRM 570.144,
+/// `g_gpu_class_list.c`) that the simulator serves, after the objects every GPU has. GB100
+/// lists HOPPER_USERMODE_A but no BLACKWELL_USERMODE_A, BLACKWELL_COMPUTE_A (0xcdc0, QMD
+/// V05_00, clcdc0qmd.h) and BLACKWELL_DMA_COPY_A (0xc9b5), not the _B classes of GB20x.
+const GB100_CLASSES: &[u32] = &[
+    0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de,
+    0xc361, // VOLTA_USERMODE_A
+    0xc461, // TURING_USERMODE_A
+    0xc561, // AMPERE_USERMODE_A
+    0xc661, // HOPPER_USERMODE_A
+    0xc46f, // TURING_CHANNEL_GPFIFO_A
+    0xc56f, // AMPERE_CHANNEL_GPFIFO_A
+    0xc86f, // HOPPER_CHANNEL_GPFIFO_A
+    0xc96f, // BLACKWELL_CHANNEL_GPFIFO_A
+    0xcd97, // BLACKWELL_A
+    0xcdc0, // BLACKWELL_COMPUTE_A
+    0xc9b5, // BLACKWELL_DMA_COPY_A
+    0xcba2, // HOPPER_SEC2_WORK_LAUNCH_A
+];
+
 /// GB202's class list (the classes tinygrad and nvbare use on GB20x).
 const GB202_CLASSES: &[u32] = &[
     0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de, 0xc361,
@@ -319,5 +391,21 @@ mod tests {
         assert_eq!(GH100_H200.pmc_boot_42 >> 24 & 0x3f, 0x18);
         assert_eq!(GB202.pmc_boot_42 >> 24 & 0x3f, 0x1b);
         assert_eq!(GB202.pmc_boot_42 >> 20 & 0xf, 0x2);
+        assert_eq!(GB100_B200.pmc_boot_42 >> 24 & 0x3f, 0x1a);
+        assert_eq!(GB100_B200.pmc_boot_42 >> 20 & 0xf, 0x0);
+    }
+
+    #[test]
+    fn blackwell_shares_the_pmu_reserve_and_frts_offset() {
+        // kfspPrepareBootCommands_GH100 with memmgrGetFBEndReserveSizeEstimate_GB100.
+        for s in [&GB100_B200, &GB202] {
+            let frts = (0x22_0000 + 0x1000 + s.cot.pmu_reserved_size).next_multiple_of(0x20_0000);
+            assert_eq!(s.cot.frts_vidmem_offset, frts, "{}", s.name);
+            assert_eq!(s.cot.pmu_reserved_size, 0x182_0000, "{}", s.name);
+        }
+        assert_eq!(
+            GB100_B200.cot.non_wpr_heap_size,
+            GH100_H200.cot.non_wpr_heap_size
+        );
     }
 }

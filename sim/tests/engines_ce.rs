@@ -11,6 +11,8 @@ use nvbare_sim::{FaultPlan, SimChip};
 
 const HOPPER_DMA_COPY_A: u32 = 0xc8b5;
 const BLACKWELL_DMA_COPY_B: u32 = 0xcab5;
+/// `BLACKWELL_DMA_COPY_A` (clc9b5.h), GB10x's copy class.
+const BLACKWELL_DMA_COPY_A: u32 = 0xc9b5;
 /// The copy object's subchannel (any works; tinygrad and nvbare use 4).
 const CE: u32 = 4;
 
@@ -36,6 +38,7 @@ fn copy_class(chip: SimChip) -> u32 {
     match chip {
         SimChip::Gh100 => HOPPER_DMA_COPY_A,
         SimChip::Gb202 => BLACKWELL_DMA_COPY_B,
+        SimChip::Gb100 => BLACKWELL_DMA_COPY_A,
     }
 }
 

@@ -23,6 +23,8 @@ fn a_release_with_timestamp_and_gpget_advancing_in_userd() {
         p.inc(0, NOP, &[0]).release(sem.va, 0x1_2345_6789);
         rig.submit(&mut ch, p.words());
         rig.wait("the release", |r| r.read_u64(&sem, 0) == 0x1_2345_6789);
+        // Read after the payload, as a driver does: the simulator writes the timestamp
+        // first, so it is there whenever the payload is (however the threads are scheduled).
         let ts = rig.read_u64(&sem, 8);
         assert!(
             ts >= before && ts <= rig.gpu.now_ns(),

@@ -45,7 +45,11 @@ fn emem_auto_increments_and_encodes_block_and_offset() {
 
 #[test]
 fn fsp_ready_scratch_is_per_chip() {
-    for (chip, at) in [(SimChip::Gh100, 0x0002_00bc), (SimChip::Gb202, 0x00ad_00bc)] {
+    for (chip, at) in [
+        (SimChip::Gh100, 0x0002_00bc),
+        (SimChip::Gb202, 0x00ad_00bc),
+        (SimChip::Gb100, 0x0002_00bc),
+    ] {
         let gpu = SimGpu::new(chip).unwrap();
         let clock = nvbare_sim::platform::SimClock::default();
         nvbare_core::hal::poll_until(&clock, wait("FSP boot", 2000), || {
@@ -224,6 +228,11 @@ fn gh100_cot_every_field_is_checked() {
 #[test]
 fn gb202_cot_every_field_is_checked() {
     check_cot_fields(SimChip::Gb202);
+}
+
+#[test]
+fn gb100_cot_every_field_is_checked() {
+    check_cot_fields(SimChip::Gb100);
 }
 
 #[test]

@@ -92,6 +92,57 @@ fn gb202_boots_to_init_done() {
     boots(SimChip::Gb202);
 }
 
+#[test]
+fn gb100_boots_to_init_done() {
+    boots(SimChip::Gb100);
+}
+
+/// What nvbare sent a GB10x before issue 17 (GH100's numbers: FRTS 0x200000 from the end of
+/// FB, pmuReservedSize 0) is refused: the FSP refuses the COT, and with the COT right the
+/// FMC refuses the WPR metadata (kfspPrepareBootCommands_GH100 and kgspCalculateFbLayout_GH100
+/// with GB10x's PMU reserve of 0x1820000, nouveau's r570_wpr_libos3_gb10x).
+#[test]
+fn gb100_refuses_gh100s_frts_offset_and_pmu_reserve() {
+    let Some(mut rig) = Rig::new(SimChip::Gb100, FaultPlan::default()) else {
+        return;
+    };
+    rig.prepare();
+    let mut cot = rig.cot();
+    cot.frts_vidmem_offset = 0x20_0000;
+    let reply = rig.fsp_message(0x14, cot.as_bytes());
+    assert_eq!(reply[4], 0xa1, "FSP_ERR_IFS_ERR_INVALID_DATA");
+    assert!(
+        rig.gpu
+            .log()
+            .warnings()
+            .iter()
+            .any(|w| w.contains("frtsVidmemOffset")),
+        "{:?}",
+        rig.gpu.log().warnings()
+    );
+    rig.edit_wpr_meta(|m| m.pmu_reserved_size = 0);
+    assert_eq!(rig.send_cot().1, 0, "the FSP takes the right FRTS offset");
+    assert_eq!(
+        rig.wait_lockdown(),
+        Err(0x03),
+        "the FMC refuses the WPR sizes"
+    );
+    assert!(
+        rig.gpu
+            .log()
+            .warnings()
+            .iter()
+            .any(|w| w.contains("pmuReservedSize")),
+        "{:?}",
+        rig.gpu.log().warnings()
+    );
+    assert_eq!(rig.gpu.bar0_read(WPR2_ADDR_HI), 0, "no WPR2");
+    rig.edit_wpr_meta(|m| m.pmu_reserved_size = 0x182_0000);
+    rig.reset_and_requeue();
+    assert_eq!(rig.send_cot().1, 0);
+    rig.wait_lockdown().expect("GB10x's values boot");
+}
+
 /// Decodes a libos log buffer as `libosExtractLog_ReadRecord` (liblogdecode.c, 570.144)
 /// does, with `libosLogMetadata` as `libos_log.h` lays it out (argumentCount at 20): the
 /// format strings and arguments of the records, oldest first.

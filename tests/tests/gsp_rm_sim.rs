@@ -1,5 +1,5 @@
 //! The VFIO path end to end on the simulator, with NVIDIA's real firmware: nvbare boots
-//! GSP-RM 570.144 on a simulated GH100 and GB202, emulates RM over it (`GspRm`) and runs the
+//! GSP-RM 570.144 on a simulated GH100, GB202 and (end to end only) GB100, emulates RM over it (`GspRm`) and runs the
 //! GPU layer unchanged: allocations, a 256 MiB copy round trip, a vector add, a typed MMU
 //! fault, teardown, re-open, recovery after a crash, page tables through PRAMIN; and every
 //! fault the simulator injects (`nvbare_sim::FaultPlan`, and unplugging) ends in one clear
@@ -95,6 +95,11 @@ fn gh100_boot_alloc_copy_launch_close() {
 #[test]
 fn gb202_boot_alloc_copy_launch_close() {
     end_to_end(SimChip::Gb202);
+}
+
+#[test]
+fn gb100_boot_alloc_copy_launch_close() {
+    end_to_end(SimChip::Gb100);
 }
 
 fn faults_by_address(chip: SimChip) {

@@ -128,6 +128,20 @@ mod tests {
     }
 
     #[test]
+    fn gb100_reserves_the_pmu_memory_above_frts() {
+        // A B200-sized FB: the PMU reserve moves FRTS (and everything below it) down by
+        // 0x1C00000 - 0x200000 = 26 MiB compared with GH100's layout.
+        let gb = FbLayout::for_size(180 * 1024 * MB, &for_chip(Chip::GB100).unwrap());
+        let gh = FbLayout::for_size(180 * 1024 * MB, &for_chip(Chip::GH100).unwrap());
+        assert_eq!(gb.frts_start(), gb.fb_size - 0x1C00000 - MB);
+        assert_eq!(gb.sizes.heap_size, gh.sizes.heap_size);
+        assert_eq!(
+            gb.reserved_top(0x3c99000, 0x28f6c),
+            gh.reserved_top(0x3c99000, 0x28f6c) + 26 * MB
+        );
+    }
+
+    #[test]
     fn implausible_sizes_are_errors() {
         let hal = for_chip(Chip::GH100).unwrap();
         for mib in [0, 512, u32::MAX] {

@@ -197,12 +197,24 @@ impl FmcWprSizes {
         }
     }
 
+    /// GB10x (GB100, GB102): GH100's 2 MiB non-WPR heap (`kgspGetNonWprHeapSize_d505ea`,
+    /// which OpenRM's generated HAL table gives "GH100 | GB100 | GB102"; nouveau's
+    /// `r570_wpr_libos3_gb10x`: `heap_size_non_wpr = 0x200000`) but Blackwell's PMU reserve,
+    /// 0x1820000 (`r570_wpr_libos3_gb10x.rsvd_size_pmu`;
+    /// [`PMU_RESERVED_BLACKWELL`](crate::fsp::PMU_RESERVED_BLACKWELL)), FRTS 1 MiB.
+    pub fn gb10x(fb_size: u64) -> Self {
+        Self {
+            pmu_reserved_size: crate::fsp::PMU_RESERVED_BLACKWELL,
+            ..Self::gh100(fb_size)
+        }
+    }
+
     /// GB20x: PMU reserve 0x1820000, non-WPR heap 0x220000 (the 2228224 variant), FRTS 1 MiB,
     /// as tinygrad sends for GB202.
     pub fn gb20x(fb_size: u64) -> Self {
         Self {
             vga_workspace_size: 0x20000,
-            pmu_reserved_size: 0x1820000,
+            pmu_reserved_size: crate::fsp::PMU_RESERVED_BLACKWELL,
             non_wpr_heap_size: 0x220000,
             frts_size: MB,
             heap_size: gsp_fw_heap_size(HeapFamily::HopperBlackwell, fb_size),

@@ -1,5 +1,5 @@
 //! `nvbare demo`: the whole VFIO path in one command. By default on a simulated GH100 (in
-//! this process, said plainly), or `--chip gb202`, or a real GPU (`--backend vfio --device
+//! this process, said plainly), or `--chip gb100` / `--chip gb202`, or a real GPU (`--backend vfio --device
 //! BDF`), or one behind tinygrad's remote protocol (`--backend remote --device HOST:PORT`):
 //!
 //! 1. the firmware (fetched into the cache first when it is not there);
@@ -7,7 +7,8 @@
 //! 3. the GPU's details (chip, SMs, VRAM, classes, firmware);
 //! 4. a 256 MiB copy round trip, host → VRAM → host, of random data, checked byte for byte;
 //! 5. a vector add of the committed cubins (`host/data/bench_kernels.sm_90.cubin` on Hopper,
-//!    `core/tests/data/cubin/kernels.sm_120.cubin` on GB20x), checked element by element;
+//!    `host/data/bench_kernels.sm_100.cubin` on GB10x, `core/tests/data/cubin/
+//!    kernels.sm_120.cubin` on GB20x), checked element by element;
 //! 6. the teardown (RM objects freed, `UNLOADING_GUEST_DRIVER`, the GSP core halted, DMA
 //!    memory freed).
 //!
@@ -251,6 +252,7 @@ impl<W: Write> Demo<'_, W> {
         let n = VECTOR_LEN;
         let cubin_name = match gpu.sm() {
             120 => "core/tests/data/cubin/kernels.sm_120.cubin",
+            100 => "host/data/bench_kernels.sm_100.cubin",
             _ => "host/data/bench_kernels.sm_90.cubin",
         };
         let what = format!(

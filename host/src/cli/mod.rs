@@ -78,8 +78,8 @@ pub enum Command {
     },
     /// nvbare end to end: boot GSP-RM on a simulated GH100 and run checked work on it.
     ///
-    /// By default a simulated GH100 in this process (said plainly); --chip gb202 for a
-    /// simulated RTX 5090; a real GPU with --backend vfio --device BDF; one behind tinygrad's
+    /// By default a simulated GH100 in this process (said plainly); --chip gb100 for a
+    /// simulated B200, --chip gb202 for a simulated RTX 5090; a real GPU with --backend vfio --device BDF; one behind tinygrad's
     /// remote protocol with --backend remote --device HOST:PORT. Prints the boot timeline
     /// (ms per stage), the GPU's details, runs a 256 MiB copy round trip (host -> VRAM ->
     /// host, random data, checked byte for byte) and a vector add (checked element by
@@ -135,7 +135,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
     /// Only the launch figures (on sm_120, GB20x, only these: the benchmark's copy kernels
-    /// are built for sm_90).
+    /// are built for sm_90 and sm_100).
     #[arg(long)]
     pub launch_only: bool,
     /// Few, small repetitions (200 launches per figure, 64 MiB copies): a smoke test of the

@@ -41,7 +41,7 @@ pub enum SimCommand {
 /// `nvbare sim serve` options.
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The chip every GPU simulates: gh100 (an H200) or gb202 (an RTX 5090).
+    /// The chip every GPU simulates: gh100 (an H200), gb100 (a B200) or gb202 (an RTX 5090).
     #[arg(long, value_parser = parse_chip)]
     pub chip: SimChip,
     /// Address to listen on (port 0 picks a free one).
@@ -56,11 +56,15 @@ pub struct ServeArgs {
     pub allow_remote: bool,
 }
 
-/// `--chip` of the simulator: `gh100` or `gb202`.
+/// `--chip` of the simulator: `gh100`, `gb100` or `gb202`.
 pub(super) fn parse_chip(s: &str) -> Result<SimChip, String> {
     SimChip::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = SimChip::ALL.iter().map(|c| c.spec().name).collect();
-        format!("{s:?}: the simulator has {}", names.join(" and "))
+        let list = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.join(""),
+        };
+        format!("{s:?}: the simulator has {list}")
     })
 }
 

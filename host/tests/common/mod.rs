@@ -204,6 +204,7 @@ pub fn cubin(sm: u32) -> String {
     let root = env!("CARGO_MANIFEST_DIR");
     match sm {
         120 => format!("{root}/../core/tests/data/cubin/kernels.sm_120.cubin"),
+        100 => format!("{root}/data/bench_kernels.sm_100.cubin"),
         _ => format!("{root}/data/bench_kernels.sm_90.cubin"),
     }
 }

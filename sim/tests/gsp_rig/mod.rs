@@ -98,6 +98,15 @@ pub fn facts(chip: SimChip) -> ChipFacts {
             signature: GspSignatureTarget::Gb20x,
             scheme: FmcSignatureScheme::EcdsaP384,
         },
+        // nouveau r570_wpr_libos3_gb10x: GB20x's PMU reserve and FRTS, GH100's non-WPR heap.
+        SimChip::Gb100 => ChipFacts {
+            cot_version: 2,
+            frts_vidmem_offset: 0x1c0_0000,
+            pmu_reserved: 0x182_0000,
+            non_wpr_heap: 0x20_0000,
+            signature: GspSignatureTarget::Gb10x,
+            scheme: FmcSignatureScheme::EcdsaP384,
+        },
     }
 }
 

@@ -48,6 +48,11 @@ pub fn classes(chip: SimChip) -> (u32, u32, u32) {
             cls::BLACKWELL_COMPUTE_B,
             cls::BLACKWELL_DMA_COPY_B,
         ),
+        SimChip::Gb100 => (
+            cls::BLACKWELL_CHANNEL_GPFIFO_A,
+            cls::BLACKWELL_COMPUTE_A,
+            cls::BLACKWELL_DMA_COPY_A,
+        ),
     }
 }
 

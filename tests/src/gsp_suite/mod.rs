@@ -15,18 +15,22 @@ use nvbare_core::hal::Platform;
 
 pub use firmware::Files;
 
-/// The committed test kernels (`core/tests/data/cubin/kernels.cu`) for sm_90 (Hopper) and
-/// sm_120 (GB20x); the simulator runs their native models.
+/// The committed test kernels (`core/tests/data/cubin/kernels.cu`) for sm_90 (Hopper), sm_100
+/// (GB10x) and sm_120 (GB20x); the simulator runs their native models.
 pub const KERNELS_SM90: &[u8] =
     include_bytes!("../../../core/tests/data/cubin/kernels.sm_90.cubin");
+/// See [`KERNELS_SM90`].
+pub const KERNELS_SM100: &[u8] =
+    include_bytes!("../../../core/tests/data/cubin/kernels.sm_100.cubin");
 /// See [`KERNELS_SM90`].
 pub const KERNELS_SM120: &[u8] =
     include_bytes!("../../../core/tests/data/cubin/kernels.sm_120.cubin");
 
-/// The kernels for a GPU of SM version `sm` (90, 120), if committed.
+/// The kernels for a GPU of SM version `sm` (90, 100, 120), if committed.
 pub fn kernels_for(sm: u32) -> Option<&'static [u8]> {
     match sm {
         90 => Some(KERNELS_SM90),
+        100 => Some(KERNELS_SM100),
         120 => Some(KERNELS_SM120),
         _ => None,
     }

@@ -1,10 +1,16 @@
-//! Blackwell GB10x (GB100, GB102): GH100's FSP registers and FB layout, Blackwell's COT
-//! payload (version 2, ECDSA P-384 FMC signature).
+//! Blackwell GB10x (GB100, GB102): GH100's FSP registers and FSP boot wait, Blackwell's COT
+//! payload (version 2, ECDSA P-384 FMC signature) and Blackwell's PMU reservation at the end
+//! of FB, which pushes FRTS down to 0x1C00000 from the end as on GB20x.
 //!
 //! Sources: `kern_fsp_gb100.c` (`kfspWaitForSecureBoot_GB100`: the same register and 4 s
-//! wait as GH100). UNCONFIRMED: GB10x's `kpmuReservedMemorySizeGet` and
-//! `kgspGetNonWprHeapSize` variants are not in the reference tree; GH100's values (no PMU
-//! reserve, 2 MiB non-WPR heap) are used. No simulated GB10x exists to test against.
+//! wait as GH100); nouveau's `r570_wpr_libos3_gb10x` (nvkm/subdev/gsp/rm/r570/rm.c:
+//! `heap_size_non_wpr = 0x200000`, `rsvd_size_pmu = ALIGN(0x800000 + 0x1000000 + 0x1000,
+//! 0x20000)` = 0x1820000) and its FMC boot (`rsvd_size = ALIGN(heap.size + rsvd_size_pmu,
+//! 2 MiB)` = 0x1C00000 as `frtsVidmemOffset`); OpenRM's `kfspPrepareBootCommands_GH100`
+//! (`memmgrGetFBEndReserveSizeEstimate_GB100` = 0x220000, + 4 KiB + the PMU reserve, aligned
+//! to 2 MiB = 0x1C00000), `kgspCalculateFbLayout_GH100` (`pWprMeta->pmuReservedSize =
+//! kpmuReservedMemorySizeGet(..)`), and the generated HAL tables, which give GB100/GB102
+//! `kgspCalculateFbLayout_GH100` and GH100's 2 MiB `kgspGetNonWprHeapSize`.
 
 use nvbare_gsp::boot::wpr_meta::FmcWprSizes;
 use nvbare_gsp::firmware::{FmcSignatureScheme, GspSignatureTarget};
@@ -26,20 +32,17 @@ impl FspHal for Gb10x {
     }
 
     fn cot_params(&self, fmc_addr: u64, boot_args_addr: u64) -> CotParams {
-        CotParams {
-            version: 2,
-            ..CotParams::gh100(fmc_addr, boot_args_addr)
-        }
+        CotParams::gb10x(fmc_addr, boot_args_addr)
     }
 }
 
 impl FbHal for Gb10x {
     fn wpr_sizes(&self, fb_size: u64) -> FmcWprSizes {
-        FmcWprSizes::gh100(fb_size)
+        FmcWprSizes::gb10x(fb_size)
     }
 
     fn frts_offset_from_end(&self) -> u64 {
-        gh100::frts_offset_from_end()
+        CotParams::gb10x(0, 0).frts_vidmem_offset
     }
 }
 

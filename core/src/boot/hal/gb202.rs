@@ -4,7 +4,8 @@
 //!
 //! Sources: `kern_fsp_gb202.c` (`kfspWaitForSecureBoot_GB202`: 5 s "for WS SKUs"),
 //! `dev_therm.h` of gb202 (`NV_THERM_I2CS_SCRATCH`), `kfspPrepareBootCommands_GH100` (the
-//! FRTS arithmetic, with GB20x's PMU reserve of 0x1820000 as tinygrad sends it).
+//! FRTS arithmetic, with Blackwell's 0x220000 end-of-FB estimate and GB20x's PMU reserve of
+//! 0x1820000, as nouveau's `r570_wpr_libos3_gb20x` and tinygrad send it).
 
 use nvbare_gsp::boot::wpr_meta::FmcWprSizes;
 use nvbare_gsp::firmware::{FmcSignatureScheme, GspSignatureTarget};
@@ -45,8 +46,7 @@ impl FbHal for Gb20x {
     }
 
     fn frts_offset_from_end(&self) -> u64 {
-        let pmu = u64::from(FmcWprSizes::gb20x(0).pmu_reserved_size);
-        nvbare_gsp::fsp::frts_vidmem_offset(pmu, 0)
+        CotParams::gb20x(0, 0).frts_vidmem_offset
     }
 }
 

@@ -28,10 +28,11 @@ pub fn boot_status_register() -> u32 {
     ThermI2csScratch::address(Arch::Hopper).expect("NV_THERM_I2CS_SCRATCH exists on Hopper")
 }
 
-/// GH100's FRTS offset from the end of FB: the 2 MiB end-of-FB reserve estimate, no PMU
-/// reserve (`kfspPrepareBootCommands_GH100`).
+/// GH100's FRTS offset from the end of FB: the 2 MiB end-of-FB reserve estimate
+/// (`memmgrGetFBEndReserveSizeEstimate_GM107`), no PMU reserve
+/// (`kfspPrepareBootCommands_GH100`).
 pub fn frts_offset_from_end() -> u64 {
-    nvbare_gsp::fsp::frts_vidmem_offset(0, 0)
+    nvbare_gsp::fsp::frts_vidmem_offset(nvbare_gsp::fsp::FB_END_RESERVE_ESTIMATE, 0, 0)
 }
 
 impl FspHal for Gh100 {

@@ -185,6 +185,32 @@ mod tests {
     }
 
     #[test]
+    fn gb10x_reserves_the_pmu_memory_and_moves_frts_down() {
+        // nouveau r570_wpr_libos3_gb10x: rsvd_size_pmu = ALIGN(0x800000 + 0x1000000 + 0x1000,
+        // 0x20000), heap_size_non_wpr = 0x200000; FRTS at ALIGN(0x200000 + 0x1820000, 2 MiB).
+        // OpenRM: 0x220000 (memmgrGetFBEndReserveSizeEstimate_GB100) + 4 KiB + 0x1820000,
+        // aligned to 2 MiB: the same 0x1C00000.
+        let gb1 = for_chip(Chip::GB100).unwrap();
+        let gb = for_chip(Chip::GB202).unwrap();
+        let s = gb1.fb.wpr_sizes(180 << 30);
+        assert_eq!(s.pmu_reserved_size, 0x1820000);
+        assert_eq!(s.non_wpr_heap_size, 0x200000);
+        assert_eq!(s.vga_workspace_size, 0x20000);
+        assert_eq!(s.frts_size, 0x100000);
+        assert_eq!(gb1.fb.frts_offset_from_end(), 0x1C00000);
+        assert_eq!(gb1.fsp.cot_params(1, 2).frts_vidmem_offset, 0x1C00000);
+        assert_eq!(gb1.fsp.cot_params(1, 2).version, 2);
+        // GB10x and GB20x share the PMU reserve and FRTS offset; only the non-WPR heap
+        // differs (GB20x: kgspGetNonWprHeapSize's 2228224 variant).
+        assert_eq!(
+            gb1.fb.wpr_sizes(32 << 30).pmu_reserved_size,
+            gb.fb.wpr_sizes(32 << 30).pmu_reserved_size
+        );
+        assert_eq!(gb.fb.wpr_sizes(32 << 30).non_wpr_heap_size, 0x220000);
+        assert_eq!(gb1.firmware.fmc_scheme(), FmcSignatureScheme::EcdsaP384);
+    }
+
+    #[test]
     fn hex_digests_parse() {
         let d = sha256_hex("00ff10a0000000000000000000000000000000000000000000000000000000fe");
         assert_eq!((d[0], d[1], d[2], d[3], d[31]), (0, 0xff, 0x10, 0xa0, 0xfe));

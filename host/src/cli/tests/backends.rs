@@ -162,7 +162,8 @@ fn an_unknown_simulated_chip_is_a_usage_error() {
     let e = Cli::try_parse_from(["nvbare", "info", "--backend", "sim", "--chip", "gb300"])
         .expect_err("refused");
     assert!(
-        e.to_string().contains("the simulator has gh100 and gb202"),
+        e.to_string()
+            .contains("the simulator has gh100, gb100 and gb202"),
         "{e}"
     );
 }

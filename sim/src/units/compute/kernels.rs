@@ -3,10 +3,12 @@
 //! A kernel's code is what the GPU would fetch from `PROGRAM_ADDRESS`: read here through the
 //! channel's MMU, 16-byte instruction by instruction, up to and including the branch-to-self
 //! (`BRA` with offset -16, `4779fc00fcffffffffff…`) that ends every kernel nvcc emits for
-//! sm_90 and sm_120. Its FNV-1a 64 hash names it in [`KNOWN`]: the kernels of
-//! `core/tests/data/cubin/kernels.cu` (sm_90 and sm_120) and `host/data/bench_kernels.cu`
-//! (sm_90), from the committed cubins (`sim/tests/engines_kernels.rs` re-derives every hash
-//! from them with its own ELF reader). FNV is for recognition, not security: a kernel crafted
+//! sm_90, sm_100 and sm_120. Its FNV-1a 64 hash names it in [`KNOWN`] (the table is in
+//! [`super::known`]): the kernels of `core/tests/data/cubin/kernels.cu` (sm_90, sm_100 and
+//! sm_120) and `host/data/bench_kernels.cu` (sm_90 and sm_100), from the committed cubins
+//! (`sim/tests/engines_compute.rs` re-derives every hash from them with its own ELF reader).
+//! nvcc emits the same code for some kernels on sm_100 and sm_120: such a kernel has an entry
+//! for each, and the chip's SM picks one. FNV is for recognition, not security: a kernel crafted
 //! to collide would be run as the model it collides with.
 //!
 //! Each model does what the CUDA source says, with the launch's grid and block, its
@@ -18,12 +20,13 @@ use crate::device::Cx;
 use crate::units::fifo::Stop;
 use crate::units::mmu::{self, MemError, Requester};
 
+pub use super::known::KNOWN;
 use super::limits::ComputeLimits;
 
 /// The instruction that ends a kernel: `BRA` to itself (the first 10 bytes; the last 6 hold
 /// scheduling control that does not name the instruction).
 const BRA_SELF: [u8; 10] = [0x47, 0x79, 0xfc, 0x00, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff];
-/// Bytes of one sm_90/sm_120 instruction.
+/// Bytes of one sm_90/sm_100/sm_120 instruction.
 const INSTRUCTION: usize = 16;
 /// Longest code searched for its end.
 const MAX_CODE: u64 = 1 << 20;
@@ -69,95 +72,6 @@ pub struct Known {
     pub model: Model,
 }
 
-const fn known(name: &'static str, sm: &'static str, hash: u64, model: Model) -> Known {
-    Known {
-        name,
-        sm,
-        hash,
-        model,
-    }
-}
-
-/// Every recognised kernel. `window_addresses` is not here: what it writes (generic addresses
-/// inside the shared and local windows) depends on the hardware's memory layout.
-pub const KNOWN: &[Known] = &[
-    known(
-        "count_launches",
-        "sm_90",
-        0x89bd93dd9afe5513,
-        Model::CountLaunches,
-    ),
-    known("dims", "sm_90", 0xd6ab5e252f4c43b3, Model::Dims),
-    known("empty_kernel", "sm_90", 0x66def827628eaeb3, Model::Nothing),
-    known(
-        "local_array",
-        "sm_90",
-        0xf822a1cfdbd0eb0f,
-        Model::LocalArray,
-    ),
-    known(
-        "reverse_block",
-        "sm_90",
-        0x6b5fa566e897f9f0,
-        Model::ReverseBlock,
-    ),
-    known(
-        "store_value",
-        "sm_90",
-        0x81b7c5da5c7e0fc4,
-        Model::StoreValue,
-    ),
-    known("vector_add", "sm_90", 0x1c42dc3e3ffd05e6, Model::VectorAdd),
-    known(
-        "count_launches",
-        "sm_120",
-        0x35ea7e176060b005,
-        Model::CountLaunches,
-    ),
-    known("dims", "sm_120", 0x7245bdd8b560128b, Model::Dims),
-    known("empty_kernel", "sm_120", 0xac121423d2b1da48, Model::Nothing),
-    known(
-        "local_array",
-        "sm_120",
-        0x300d79acb1103f37,
-        Model::LocalArray,
-    ),
-    known(
-        "reverse_block",
-        "sm_120",
-        0xb52ae854b2725237,
-        Model::ReverseBlock,
-    ),
-    known(
-        "store_value",
-        "sm_120",
-        0x1bf84de98f2e51de,
-        Model::StoreValue,
-    ),
-    known("vector_add", "sm_120", 0xf110f4ccc0dfc8a6, Model::VectorAdd),
-    known("copy16", "sm_90", 0xcd86b86ff65a861d, Model::CopyAll),
-    known("copy64", "sm_90", 0x3508a2f634091394, Model::CopyAll),
-    known("copy64cs", "sm_90", 0x34b2d78336f707e0, Model::CopyAll),
-    known("copy_bulk", "sm_90", 0x1dbd3b45131f2e60, Model::CopyAll),
-    known("copy_chunk", "sm_90", 0x102726b515764879, Model::CopyAll),
-    known("copy_flat", "sm_90", 0x67637ae0ba829b8a, Model::CopyFlat),
-    known("copy_flat2", "sm_90", 0xd929b3bd1f018f8f, Model::CopyFlat2),
-    known("copy_h000_1", "sm_90", 0x0964a482dfd92d1f, Model::CopyAll),
-    known("copy_h000_4", "sm_90", 0x5a3b5d6f08a9383c, Model::CopyAll),
-    known("copy_h010_4", "sm_90", 0x89858576412252ec, Model::CopyAll),
-    known("copy_h100_1", "sm_90", 0x43935604fdbe7a1f, Model::CopyAll),
-    known("copy_h100_2", "sm_90", 0xa7a934e81fdae142, Model::CopyAll),
-    known("copy_h100_4", "sm_90", 0x70ca63d0341e8e0c, Model::CopyAll),
-    known("copy_h110_1", "sm_90", 0xe9783456cb40b4bf, Model::CopyAll),
-    known("copy_h110_4", "sm_90", 0x8d7b892a869fa9dc, Model::CopyAll),
-    known("copy_h120_1", "sm_90", 0x7bd4bda6e21a4a1f, Model::CopyAll),
-    known("copy_h200_1", "sm_90", 0x8c2554e22d8cda1f, Model::CopyAll),
-    known("copy_h200_4", "sm_90", 0x6367cab0f7218d4c, Model::CopyAll),
-    known("copy_h300_1", "sm_90", 0x272b8d03cee659df, Model::CopyAll),
-    known("copy_tile", "sm_90", 0xf31450728728527a, Model::CopyAll),
-    known("spin_cycles", "sm_90", 0x426f83aee094fbf2, Model::Nothing),
-];
-
 /// FNV-1a 64 of `code`.
 pub fn code_hash(code: &[u8]) -> u64 {
     code.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
@@ -165,10 +79,14 @@ pub fn code_hash(code: &[u8]) -> u64 {
     })
 }
 
-/// The kernel whose code is `code`, if it is one of [`KNOWN`].
-pub fn recognise(code: &[u8]) -> Option<&'static Known> {
+/// The kernel whose code is `code`, if it is one of [`KNOWN`]: the entry for `sm` where the
+/// same code is known for several SMs, else any (whose SM [`run`] then refuses).
+pub fn recognise(code: &[u8], sm: &str) -> Option<&'static Known> {
     let h = code_hash(code);
-    KNOWN.iter().find(|k| k.hash == h)
+    KNOWN
+        .iter()
+        .find(|k| k.hash == h && k.sm == sm)
+        .or_else(|| KNOWN.iter().find(|k| k.hash == h))
 }
 
 /// The code at `va`, up to and including its branch-to-self; `None` if there is none in the

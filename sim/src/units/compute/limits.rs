@@ -3,9 +3,9 @@
 //!
 //! Field meanings: clcbc0qmd.h (QMD V04_00, Hopper) and clcec0qmd.h (V05_00, Blackwell).
 //! Limits: the CUDA C++ Programming Guide's table of technical specifications per compute
-//! capability (9.0 and 12.0): grid x < 2^31, y and z ≤ 65535; block x, y ≤ 1024, z ≤ 64, at
-//! most 1024 threads; 255 registers per thread from a 64 K-register file; 16 named barriers;
-//! shared memory per SM 228 KiB (9.0) and 100 KiB (12.0). The `*_SM_CONFIG_SHARED_MEM_SIZE`
+//! capability (9.0, 10.0 and 12.0): grid x < 2^31, y and z ≤ 65535; block x, y ≤ 1024, z ≤
+//! 64, at most 1024 threads; 255 registers per thread from a 64 K-register file; 16 named
+//! barriers; shared memory per SM 228 KiB (9.0, 10.0) and 100 KiB (12.0). The `*_SM_CONFIG_SHARED_MEM_SIZE`
 //! fields encode a shared-memory carveout of `(value - 1) × 4 KiB` (how both mesa's NAK and
 //! tinygrad fill them: `KiB / 4 + 1`).
 
@@ -35,6 +35,15 @@ pub fn of(spec: &ChipSpec) -> Option<ComputeLimits> {
             qmd_major: 4,
             shared_per_sm: 228 << 10,
             param_base: 0x210,
+        }),
+        // GB10x: sm_100, BLACKWELL_COMPUTE_A with QMD V05_00 (clcdc0qmd.h); compute
+        // capability 10.0 gives an SM 228 KiB of shared memory; EIATTR_PARAM_CBANK 0x380
+        // (kernels.sm_100.cuobjdump-elf.txt).
+        0x1a => Some(ComputeLimits {
+            sm: "sm_100",
+            qmd_major: 5,
+            shared_per_sm: 228 << 10,
+            param_base: 0x380,
         }),
         0x1b => Some(ComputeLimits {
             sm: "sm_120",

@@ -14,6 +14,7 @@
 //! `EngineCounters::kernels_not_executed`.
 
 pub mod kernels;
+pub mod known;
 pub mod limits;
 
 use crate::decode::qmd::{self, QmdInfo};
@@ -162,7 +163,7 @@ fn run_one(
     }
     cx.world.engines.launches += 1;
     let code = kernels::read_code(cx, who, q.program_va).map_err(Stop::Mem)?;
-    let known = code.as_deref().and_then(kernels::recognise);
+    let known = code.as_deref().and_then(|c| kernels::recognise(c, lim.sm));
     let ran = match known {
         Some(k) => kernels::run(cx, who, k, &q, lim)?,
         None => false,

@@ -133,6 +133,11 @@ pub struct Release {
 }
 
 /// Performs `r` for `who`.
+///
+/// The timestamp is written before the payload: software polls the payload as the sign that
+/// the work is done and reads the timestamp after it (a four-word semaphore is one report to
+/// the GPU), so whoever sees the payload must see its timestamp too. The other way round, a
+/// reader on another thread could see the payload and a timestamp not yet written.
 pub fn release(cx: &mut Cx, who: &Requester, r: &Release) -> Result<(), MemError> {
     let bytes = if r.payload64 { 8 } else { 4 };
     let mut value = r.payload;
@@ -140,11 +145,16 @@ pub fn release(cx: &mut Cx, who: &Requester, r: &Release) -> Result<(), MemError
         let old = read_payload(cx, who, r.va, r.payload64)?;
         value = op.apply(old, r.payload, bytes * 8, signed);
     }
+    if r.timestamp {
+        // A payload that cannot be written faults at its own address, timestamp or not.
+        mmu::translate(cx, who, r.va, crate::memory::Access::Write)?;
+        mmu::write(cx, who, r.va.wrapping_add(8), &cx.now_ns.to_le_bytes())?;
+        // The timestamp's stores are visible before the payload's to a reader that
+        // synchronises on the payload.
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+    }
     // CAST: the low `bytes` bytes of the payload.
     mmu::write(cx, who, r.va, &value.to_le_bytes()[..bytes as usize])?;
-    if r.timestamp {
-        mmu::write(cx, who, r.va.wrapping_add(8), &cx.now_ns.to_le_bytes())?;
-    }
     cx.world.engines.semaphore_releases += 1;
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod backend;
 pub mod ctrl;
 pub mod flags;
 pub mod memory;
+pub mod own_pt;
 pub mod rm;
 pub mod sys;
 pub mod uvm;
@@ -45,6 +46,28 @@ pub fn view(buf: &Buffer) -> Result<nvbare_core::gpu::BufferView<'_>, Error> {
 /// Opens GPU `index` of those the kernel driver lists, with `config`'s sizes and tunings.
 pub fn open(index: usize, config: nvbare_core::gpu::GpuConfig) -> Result<Gpu, Error> {
     let nvk = Nvk::open(index).map_err(|source| Error::Backend {
+        step: nvbare_core::rm::Step::Open,
+        source,
+    })?;
+    Gpu::open(nvk, config)
+}
+
+/// How [`Nvk`] sets the GPU up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NvkOptions {
+    /// nvbare's own ver3 page tables (`own_pt`): a `SHARED_MANAGEMENT` VA space whose top-level
+    /// directory nvbare builds and hands to RM, buffers mapped by nvbare's PTEs at VAs above
+    /// 2^56, no UVM. Off: UVM owns the VA space (the path nvbare uses by default).
+    pub own_page_tables: bool,
+}
+
+/// [`open`] with `options`.
+pub fn open_with(
+    index: usize,
+    config: nvbare_core::gpu::GpuConfig,
+    options: NvkOptions,
+) -> Result<Gpu, Error> {
+    let nvk = Nvk::open_with(index, options).map_err(|source| Error::Backend {
         step: nvbare_core::rm::Step::Open,
         source,
     })?;
@@ -124,6 +147,9 @@ pub enum NvkError {
         /// Got.
         got: u64,
     },
+    /// The own-page-tables mode met something it cannot map.
+    #[error("own page tables: {0}")]
+    OwnTables(&'static str),
     /// RM's GPU UUID was not the 16 bytes UVM wants.
     #[error("GPU UUID: RM returned {len} bytes of binary GID, expected 16")]
     GpuUuid {

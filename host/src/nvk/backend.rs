@@ -23,7 +23,7 @@ use super::memory::{CpuMaps, munmap, va_alloc};
 use super::rm::RmClient;
 use super::sys::{self, NvIoctlCardInfo, NvIoctlRegisterFd, NvProcessorUuid};
 use super::uvm::Uvm;
-use super::own_pt::{OwnTables, RM_VA_SIZE};
+use super::own_pt::{OwnTables, RM_VA, RM_VA_LOW};
 use super::{NvkError, NvkMemory, NvkOptions, ctrl, open_dev};
 use crate::clock::HostClock;
 
@@ -83,7 +83,7 @@ pub struct Nvk {
     pub(crate) cpu_maps: CpuMaps,
     pub(crate) next_host_handle: Handle,
     notifier: Option<Buffer<NvkMemory>>,
-    options: NvkOptions,
+    pub(crate) options: NvkOptions,
     /// nvbare's page tables (`NvkOptions::own_page_tables`), once the VA space is bound.
     pub(crate) own: Option<OwnTables>,
 }
@@ -315,12 +315,17 @@ impl Backend for Nvk {
 
     fn vaspace_params(&self) -> VaSpaceAllocParamsV580 {
         if self.options.own_page_tables {
-            // RM keeps [0, 2^56), root entry 0 (vaBase 0: RM's reserved base); the rest is
-            // nvbare's. No page faulting: RM refuses it without IS_EXTERNALLY_OWNED
-            // (vaspace_api.c, translateAllocFlagsToVASpaceFlags, bug 1766112).
+            // RM keeps [2^56, 2^57), root entry 1; entry 0 is nvbare's (own_pt.rs says why).
+            // No page faulting: RM refuses it without IS_EXTERNALLY_OWNED (vaspace_api.c,
+            // translateAllocFlagsToVASpaceFlags, bug 1766112).
+            let (va_base, va_size) = if self.options.rm_keeps_low {
+                RM_VA_LOW
+            } else {
+                RM_VA
+            };
             return VaSpaceAllocParamsV580 {
-                va_base: 0,
-                va_size: RM_VA_SIZE,
+                va_base,
+                va_size,
                 flags: vaspace_flags::SHARED_MANAGEMENT,
                 ..Default::default()
             };

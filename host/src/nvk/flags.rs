@@ -40,23 +40,15 @@ pub fn sysmem_uncached_alloc() -> (u32, u32, u32) {
     (attr, attr2, flags)
 }
 
-/// `NVOS32` attr/attr2/flags of CPU-cached system memory the GPU snoops
-/// (`NV01_MEMORY_SYSTEM`, own-page-tables mode), physically contiguous when asked.
-pub fn sysmem_cached_alloc(contiguous: bool) -> (u32, u32, u32) {
-    let physicality = if contiguous {
-        a::PHYSICALITY_CONTIGUOUS
-    } else {
-        a::PHYSICALITY_NONCONTIGUOUS
-    };
-    let attr = a::PHYSICALITY.encode(physicality)
-        | a::LOCATION.encode(a::LOCATION_PCI)
-        | a::COHERENCY.encode(a::COHERENCY_CACHED);
-    let attr2 =
-        a2::GPU_CACHEABLE.encode(a2::GPU_CACHEABLE_NO) | a2::ZBC.encode(a2::ZBC_PREFER_NO_ZBC);
-    let flags = af::MAP_NOT_REQUIRED
-        | af::MEMORY_HANDLE_PROVIDED
-        | af::ALIGNMENT_FORCE
-        | af::IGNORE_BANK_PLACEMENT;
+/// `NVOS32` attr/attr2/flags of uncached system memory as [`sysmem_uncached_alloc`] (the
+/// combination tinygrad maps to the CPU), physically contiguous when asked (own-page-tables
+/// mode's host buffers).
+pub fn sysmem_alloc(contiguous: bool) -> (u32, u32, u32) {
+    let (attr, attr2, flags) = sysmem_uncached_alloc();
+    if !contiguous {
+        return (attr, attr2, flags);
+    }
+    let attr = (attr & !a::PHYSICALITY.encode(3)) | a::PHYSICALITY.encode(a::PHYSICALITY_CONTIGUOUS);
     (attr, attr2, flags)
 }
 
@@ -87,6 +79,11 @@ pub fn gpu_map_fixed(huge: bool) -> u32 {
 /// `NVOS46` flags of a snooped 4 KiB GPU mapping at a VA RM picks.
 pub fn gpu_map_anywhere() -> u32 {
     f46::PAGE_SIZE.encode(f46::PAGE_SIZE_4KB) | f46::CACHE_SNOOP.encode(f46::CACHE_SNOOP_ENABLE)
+}
+
+/// `NVOS46` flags of a snooped 2 MiB-page GPU mapping at a VA RM picks (2 MiB aligned).
+pub fn gpu_map_anywhere_huge() -> u32 {
+    f46::PAGE_SIZE.encode(f46::PAGE_SIZE_HUGE) | f46::CACHE_SNOOP.encode(f46::CACHE_SNOOP_ENABLE)
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ pub struct NvkMemory {
     cpu_window: bool,
     /// Mapped by nvbare's own page tables (`own_pt`), not UVM.
     own: bool,
+    /// In own-page-tables mode, mapped by RM in its half of the VA space instead.
+    pub(crate) rm_mapped: bool,
 }
 
 impl NvkMemory {
@@ -52,6 +54,15 @@ impl NvkMemory {
             cpu,
             cpu_window: false,
             own: true,
+            rm_mapped: false,
+        }
+    }
+
+    /// An own-page-tables-mode buffer RM mapped (in its half of the VA space).
+    pub(crate) fn rm_mapped(handle: Handle, cpu: Option<NonNull<u8>>) -> Self {
+        Self {
+            rm_mapped: true,
+            ..Self::own(handle, cpu)
         }
     }
 }
@@ -220,6 +231,7 @@ impl Nvk {
             cpu,
             cpu_window: cpu_access,
             own: false,
+            rm_mapped: false,
         };
         if let Err(e) = self.map_to_gpu(handle, va, size, huge) {
             self.release_objects(&mem, va, size);
@@ -253,6 +265,7 @@ impl Nvk {
             cpu: Some(cpu),
             cpu_window: true,
             own: false,
+            rm_mapped: false,
         };
         if let Err(e) = self.map_to_gpu(handle, va, size, false) {
             self.release_objects(&mem, va, size);
@@ -292,6 +305,7 @@ impl Nvk {
             cpu: None,
             cpu_window: false,
             own: false,
+            rm_mapped: false,
         };
         if self.own.is_some() {
             // RM writes the notifier from the CPU; no GPU mapping is needed, and a UVM one

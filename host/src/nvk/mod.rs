@@ -56,9 +56,14 @@ pub fn open(index: usize, config: nvbare_core::gpu::GpuConfig) -> Result<Gpu, Er
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NvkOptions {
     /// nvbare's own ver3 page tables (`own_pt`): a `SHARED_MANAGEMENT` VA space whose top-level
-    /// directory nvbare builds and hands to RM, buffers mapped by nvbare's PTEs at VAs above
-    /// 2^56, no UVM. Off: UVM owns the VA space (the path nvbare uses by default).
+    /// directory nvbare builds and hands to RM, buffers mapped by nvbare's PTEs (RM keeps VAs
+    /// from 2^56 up for its context buffers), no UVM. Off: UVM owns the VA space (the path nvbare uses by default).
     pub own_page_tables: bool,
+    /// With `own_page_tables`: RM keeps root entry 0 (`[0, 2^56)`, UVM's split on Hopper)
+    /// instead of entry 1. Then the GPU layer's own buffers (pushbuffers need VAs below
+    /// 1 TiB) are mapped by RM in its half, and only [`Nvk::alloc_paged`] buffers by nvbare's
+    /// PTEs, above 2^56.
+    pub rm_keeps_low: bool,
 }
 
 /// [`open`] with `options`.

@@ -7,8 +7,12 @@
 //! The split, from `nvos.h` (`NV_VASPACE_ALLOCATION_FLAGS_SHARED_MANAGEMENT`): RM manages
 //! `[vaBase, vaBase + vaSize)` (its channels' context buffers) and keeps the root entries
 //! covering it; everything else is ours. A ver3 root (PD4) has two entries of 2^56 bytes
-//! each, so, as UVM on Hopper (`uvm_hopper.c`: `rm_va_size = 64 PB`), RM gets entry 0 and
-//! nvbare maps in entry 1: every buffer's GPU VA is at or above 2^56 ([`OWN_VA`]).
+//! each. UVM on Hopper gives RM entry 0 (`uvm_hopper.c`: `rm_va_base = 0`, `rm_va_size =
+//! 64 PB`) and maps its own tables above 2^56; nvbare cannot: a GPFIFO entry carries 40
+//! address bits (`NVC86F_GP_ENTRY1_GET_HI` 7:0, clc86f.h), so pushbuffers must sit below
+//! 1 TiB. nvbare gives RM entry 1 (`vaBase` = `vaSize` = 2^56; `gvaspaceReserveSplitVaSpace`
+//! then puts GSP-RM's server range at `vasStart + 4 GiB`, gpu_vaspace.c) and maps everything
+//! of its own in entry 0, at the VAs the VFIO path uses ([`OWN_VA`]).
 //!
 //! Physical addresses come from RM (`NV0041_CTRL_CMD_GET_SURFACE_PHYS_ATTR`, `AT_GPU`: the
 //! address the GPU uses, an IOVA for system memory). Tables are written through a BAR1 CPU
@@ -20,7 +24,7 @@ use std::sync::atomic::{Ordering, fence};
 
 use nvbare_core::gpu::{Buffer, MemoryRequest, Placement};
 use nvbare_core::shared::SharedMem;
-use nvbare_gsp::rm::alloc::MemoryAllocParams;
+use nvbare_gsp::rm::alloc::{MemoryAllocParams, MemoryVirtualAllocParams};
 use nvbare_gsp::rm::alloc_flags::nvos32_type;
 use nvbare_gsp::rm::classes as cls;
 use nvbare_mmu::{
@@ -44,11 +48,18 @@ pub const NV0080_DMA_INVALIDATE_TLB: u32 = 0x0080_180c;
 /// `NV0041_CTRL_CMD_GET_SURFACE_PHYS_ATTR` (ctrl0041.h).
 pub const NV0041_GET_SURFACE_PHYS_ATTR: u32 = 0x0041_0103;
 
-/// The VA space's RM-managed part: root entry 0, `[0, 2^56)` (vaBase 0: RM picks its
-/// reserved base; vaSize 64 PiB, UVM's value on Hopper).
-pub const RM_VA_SIZE: u64 = 1 << 56;
-/// nvbare's VAs: 128 TiB from 2^56 + 1 TiB (inside root entry 1).
-pub const OWN_VA: (u64, u64) = ((1 << 56) + (1 << 40), 1 << 47);
+/// The VA space's RM-managed part: root entry 1, `[2^56, 2^57)`.
+pub const RM_VA: (u64, u64) = (1 << 56, 1 << 56);
+/// nvbare's VAs (root entry 0): from 64 GiB (a null or small pointer faults) to
+/// 0x7000_0000_0000, below the shared and local memory windows `GpuConfig` places at
+/// 0x7293_0000_0000 (the VFIO path's `VA_RANGE`). Allocated lowest first, so pushbuffers stay
+/// below 1 TiB.
+pub const OWN_VA: (u64, u64) = (0x10_0000_0000, 0x7000_0000_0000 - 0x10_0000_0000);
+/// With `NvkOptions::rm_keeps_low`: RM's part is root entry 0 and nvbare's VAs are 128 TiB
+/// from 2^56 + 1 TiB (root entry 1).
+pub const RM_VA_LOW: (u64, u64) = (0, 1 << 56);
+/// nvbare's VAs when RM keeps root entry 0.
+pub const OWN_VA_HIGH: (u64, u64) = ((1 << 56) + (1 << 40), 1 << 47);
 /// VRAM for page tables: 32 MiB of 4 KiB tables (as the VFIO path's `TABLES`).
 pub const TABLES_BYTES: u64 = 32 << 20;
 
@@ -188,6 +199,9 @@ pub struct OwnTables {
     pub(crate) va: VaAllocator,
     /// Whether `SET_PAGE_DIRECTORY` took (and `UNSET` is owed).
     pub(crate) set: bool,
+    /// With `rm_keeps_low`: the `NV01_MEMORY_VIRTUAL` object RM maps the GPU layer's own
+    /// buffers through, in its half of this VA space (0: not used).
+    pub(crate) rm_virtual: Handle,
     /// TLB invalidates issued.
     pub invalidates: u64,
     /// The last map's page counts.
@@ -205,6 +219,7 @@ impl OwnTables {
         pa: u64,
         len: u64,
         cpu: NonNull<u8>,
+        window: (u64, u64),
     ) -> Result<Self, NvkError> {
         // SAFETY: passed on from the caller.
         let memory = unsafe { Bar1Tables::new(pa, len, cpu) };
@@ -217,13 +232,14 @@ impl OwnTables {
             TlbDue::default(),
         )
         .map_err(NvkError::Va)?;
-        let va = VaAllocator::new(OWN_VA.0, OWN_VA.1).map_err(NvkError::Va)?;
+        let va = VaAllocator::new(window.0, window.1).map_err(NvkError::Va)?;
         Ok(Self {
             vaspace,
             tables,
             space,
             va,
             set: false,
+            rm_virtual: 0,
             invalidates: 0,
             last_map: MapStats::default(),
         })
@@ -236,7 +252,7 @@ impl OwnTables {
         (self.space.root().addr, entries as u32)
     }
 
-    /// Root directory entry `i` as it is in VRAM now (entry 0 is RM's once
+    /// Root directory entry `i` as it is in VRAM now (entry 1 is RM's once
     /// `SET_PAGE_DIRECTORY` copied it in).
     pub fn root_entry(&self, i: u64) -> Option<u64> {
         self.space.memory().read_u64(self.space.root().offset(8 * i)).ok()
@@ -296,15 +312,23 @@ pub fn phys_ranges(
     Ok((out, vidmem.unwrap_or(true)))
 }
 
-/// Maps `len` bytes of RM memory `handle` anywhere in the CPU's space (a fresh GPU file, as
-/// the kernel driver ties one mapping to one file).
+/// Maps `len` bytes of RM memory `handle` anywhere in the CPU's space, through a fresh file
+/// (the kernel driver ties one mapping to one file): a GPU file for video memory, a control
+/// file for system memory (RM refuses system memory through a GPU file with
+/// NV_ERR_INVALID_ARGUMENT, seen on the H200; tinygrad's `_gpu_map_to_cpu(system=True)` does
+/// the same).
 fn map_to_cpu_any(
     nvk: &Nvk,
     handle: Handle,
     len: u64,
     flags: u32,
+    system: bool,
 ) -> Result<NonNull<u8>, NvkError> {
-    let file = open_gpu_file(&nvk.rm, nvk.card.minor_number)?;
+    let file = if system {
+        super::open_dev("/dev/nvidiactl")?
+    } else {
+        open_gpu_file(&nvk.rm, nvk.card.minor_number)?
+    };
     nvk.rm
         .map_memory(file.as_raw_fd(), nvk.device, handle, len, flags)?;
     // SAFETY: a fresh shared mapping of the GPU file that RM just prepared.
@@ -379,11 +403,30 @@ impl Nvk {
                 ));
             }
         };
-        let cpu = map_to_cpu_any(self, tables, TABLES_BYTES, flags::cpu_map_write_combined())?;
+        let cpu = map_to_cpu_any(
+            self,
+            tables,
+            TABLES_BYTES,
+            flags::cpu_map_write_combined(),
+            false,
+        )?;
         self.cpu_maps.insert(cpu.as_ptr() as u64, TABLES_BYTES);
         // SAFETY: `cpu` maps the TABLES_BYTES of `tables` until the Nvk drops (cpu_maps), and
         // only these tables are written through it.
-        let mut own = unsafe { OwnTables::new(vaspace, tables, pa, TABLES_BYTES, cpu)? };
+        let window = if self.options.rm_keeps_low {
+            OWN_VA_HIGH
+        } else {
+            OWN_VA
+        };
+        let mut own = unsafe { OwnTables::new(vaspace, tables, pa, TABLES_BYTES, cpu, window)? };
+        if self.options.rm_keeps_low {
+            let mut vp = MemoryVirtualAllocParams {
+                limit: 0x1_ffff_ffff_ffff,
+                h_va_space: vaspace,
+                ..Default::default()
+            };
+            own.rm_virtual = self.rm.alloc(device, cls::NV01_MEMORY_VIRTUAL, &mut vp)?;
+        }
         own.space.memory().flush();
         let (root, entries) = own.root();
         let mut sp = SetPageDirectoryParams {
@@ -433,12 +476,73 @@ impl Nvk {
     ) -> Result<Buffer<NvkMemory>, NvkError> {
         let page = default_page(req);
         let cpu = req.cpu_access || req.placement == Placement::Host;
-        self.alloc_paged(req.size, req.placement, page, cpu, req.align)
-            .map(|(b, _)| b)
+        let rm_virtual = self.own.as_ref().map_or(0, |o| o.rm_virtual);
+        if rm_virtual == 0 {
+            return self
+                .alloc_paged(req.size, req.placement, page, cpu, req.align)
+                .map(|(b, _)| b);
+        }
+        // RM keeps the low half: RM maps the GPU layer's buffers there, VRAM that must be
+        // 2 MiB aligned (the channels' ring area) with 2 MiB pages, so its VA is too.
+        let huge = req.placement == Placement::Vram && req.align >= 2 << 20;
+        let bytes = if huge { 2 << 20 } else { page.bytes() };
+        let size = req.size.max(1).next_multiple_of(bytes);
+        let (handle, premapped) = self.alloc_backing(size, req.placement, bytes)?;
+        let map_flags = if huge {
+            flags::gpu_map_anywhere_huge()
+        } else {
+            flags::gpu_map_anywhere()
+        };
+        let r = self
+            .rm
+            .map_dma(self.device, rm_virtual, handle, size, map_flags, 0)
+            .and_then(|va| {
+                if va.is_multiple_of(req.align.max(1)) {
+                    Ok(va)
+                } else {
+                    Err(NvkError::OwnTables("RM mapped a buffer below its alignment"))
+                }
+            })
+            .and_then(|va| {
+                let p = if premapped.is_some() {
+                    premapped
+                } else if cpu {
+                    let c = map_to_cpu_any(
+                        self,
+                        handle,
+                        size,
+                        match req.placement {
+                            Placement::Vram => flags::cpu_map_write_combined(),
+                            Placement::Host => 0,
+                        },
+                        req.placement == Placement::Host,
+                    )?;
+                    self.cpu_maps.insert(c.as_ptr() as u64, size);
+                    Some(c)
+                } else {
+                    None
+                };
+                Ok((va, p))
+            });
+        match r {
+            Ok((va, p)) => {
+                // SAFETY: the mapping lives until the buffer is freed; the buffer owns the view.
+                let view = p.map(|c| unsafe { SharedMem::from_raw(c.as_ptr(), size as usize, va) });
+                Ok(Buffer::new(va, size, req.placement, view, NvkMemory::rm_mapped(handle, p)))
+            }
+            Err(e) => {
+                let _ = self.rm.free(self.device, handle);
+                if let Some(p) = premapped {
+                    munmap(p, size);
+                    self.cpu_maps.remove(&(p.as_ptr() as u64));
+                }
+                Err(e)
+            }
+        }
     }
 
     /// `size` bytes at `placement`, aligned (physically and virtually) to `page` and mapped
-    /// by nvbare's PTEs with pages no larger than `page`, at a VA above 2^56; a CPU view when
+    /// by nvbare's PTEs with pages no larger than `page`, at a VA in [`OWN_VA`]; a CPU view when
     /// `cpu` (BAR1 for VRAM). Returns the buffer and how many pages of each size mapped it.
     pub fn alloc_paged(
         &mut self,
@@ -453,12 +557,81 @@ impl Nvk {
         }
         let bytes = page.bytes();
         let size = size.max(1).div_ceil(bytes) * bytes;
-        let handle = self.alloc_rm_memory(size, placement, bytes)?;
-        let r = self.map_own(handle, size, placement, page, cpu, align.max(bytes));
+        let (handle, premapped) = self.alloc_backing(size, placement, bytes)?;
+        let r = self.map_own(handle, size, placement, page, cpu, align.max(bytes), premapped);
         if r.is_err() {
             let _ = self.rm.free(self.device, handle);
+            if let Some(p) = premapped {
+                munmap(p, size);
+                self.cpu_maps.remove(&(p.as_ptr() as u64));
+            }
         }
         r
+    }
+
+    /// The memory of a buffer: for host memory in 4 KiB pages, the process's own pages
+    /// described to RM (`NV01_MEMORY_SYSTEM_OS_DESCRIPTOR`, as the default path does), with
+    /// their CPU mapping; otherwise an RM allocation ([`Self::alloc_rm_memory`]).
+    fn alloc_backing(
+        &mut self,
+        size: u64,
+        placement: Placement,
+        align: u64,
+    ) -> Result<(Handle, Option<NonNull<u8>>), NvkError> {
+        if placement == Placement::Vram || align > 4096 {
+            return Ok((self.alloc_rm_memory(size, placement, align)?, None));
+        }
+        // SAFETY: a fresh anonymous shared mapping; nothing else refers to it.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                // CAST: buffer sizes fit the address space.
+                size as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        let p = match NonNull::new(p.cast::<u8>()).filter(|_| p != libc::MAP_FAILED) {
+            Some(p) => p,
+            None => {
+                return Err(NvkError::Mmap {
+                    what: "host memory (own page tables)",
+                    source: std::io::Error::last_os_error(),
+                });
+            }
+        };
+        self.next_host_handle += 1;
+        let r = self
+            .rm
+            .alloc_os_descriptor(
+                self.dev_file.as_raw_fd(),
+                self.device,
+                self.next_host_handle,
+                flags::host_descriptor(),
+                p.as_ptr(),
+                size,
+            )
+            .and_then(|h| {
+                // As in `alloc_rm_memory`: RM's mapping makes the pages' IOMMU mapping.
+                self.rm
+                    .map_dma(self.device, self.virtmem, h, size, flags::gpu_map_anywhere(), 0)
+                    .map(|_| h)
+                    .inspect_err(|_| {
+                        let _ = self.rm.free(self.device, h);
+                    })
+            });
+        match r {
+            Ok(h) => {
+                self.cpu_maps.insert(p.as_ptr() as u64, size);
+                Ok((h, Some(p)))
+            }
+            Err(e) => {
+                munmap(p, size);
+                Err(e)
+            }
+        }
     }
 
     /// The RM object: contiguous VRAM (`NV1_MEMORY_USER`), or system memory
@@ -471,11 +644,14 @@ impl Nvk {
     ) -> Result<Handle, NvkError> {
         let ((attr, attr2, aflags), class) = match placement {
             Placement::Vram => (flags::vram_alloc(true, align >= 2 << 20), cls::NV1_MEMORY_USER),
-            Placement::Host => (flags::sysmem_cached_alloc(align > 4096), cls::NV01_MEMORY_SYSTEM),
+            Placement::Host => (flags::sysmem_alloc(align > 4096), cls::NV01_MEMORY_SYSTEM),
         };
         let mut p = MemoryAllocParams {
             owner: self.rm.root(),
-            type_: nvos32_type::IMAGE,
+            type_: match placement {
+                Placement::Vram => nvos32_type::IMAGE,
+                Placement::Host => nvos32_type::NOTIFIER,
+            },
             flags: aflags,
             attr,
             attr2,
@@ -513,17 +689,20 @@ impl Nvk {
         page: PageSize,
         cpu: bool,
         align: u64,
+        premapped: Option<NonNull<u8>>,
     ) -> Result<(Buffer<NvkMemory>, MapStats), NvkError> {
         let (ranges, vidmem) = phys_ranges(&self.rm, handle, size)?;
         if vidmem != (placement == Placement::Vram) {
             return Err(NvkError::OwnTables("RM placed the memory in the other aperture"));
         }
-        let cpu_view = if cpu {
+        let cpu_view = if premapped.is_some() {
+            premapped
+        } else if cpu {
             let caching = match placement {
                 Placement::Vram => flags::cpu_map_write_combined(),
                 Placement::Host => 0,
             };
-            let p = map_to_cpu_any(self, handle, size, caching)?;
+            let p = map_to_cpu_any(self, handle, size, caching, placement == Placement::Host)?;
             self.cpu_maps.insert(p.as_ptr() as u64, size);
             Some(p)
         } else {
@@ -553,7 +732,8 @@ impl Nvk {
         let (va, stats) = match mapped.and_then(|m| own.commit(rm, device).map(|()| m)) {
             Ok(m) => m,
             Err(e) => {
-                if let Some(p) = cpu_view {
+                // The caller unmaps a premapped view.
+                if let Some(p) = cpu_view.filter(|_| premapped.is_none()) {
                     munmap(p, size);
                     self.cpu_maps.remove(&(p.as_ptr() as u64));
                 }
@@ -570,7 +750,7 @@ impl Nvk {
     /// Frees an own-page-tables buffer: PTEs (and a TLB invalidate), CPU mapping, RM object,
     /// VA range.
     pub(crate) fn free_own(&mut self, va: u64, size: u64, mem: &NvkMemory) {
-        if let Some(own) = self.own.as_mut() {
+        if let Some(own) = self.own.as_mut().filter(|_| !mem.rm_mapped) {
             if let Err(e) = own.space.unmap(va, size) {
                 log::warn!("own page tables: unmap of {va:#x}+{size:#x} failed: {e}");
             }

@@ -81,11 +81,6 @@ pub fn gpu_map_anywhere() -> u32 {
     f46::PAGE_SIZE.encode(f46::PAGE_SIZE_4KB) | f46::CACHE_SNOOP.encode(f46::CACHE_SNOOP_ENABLE)
 }
 
-/// `NVOS46` flags of a snooped 2 MiB-page GPU mapping at a VA RM picks (2 MiB aligned).
-pub fn gpu_map_anywhere_huge() -> u32 {
-    f46::PAGE_SIZE.encode(f46::PAGE_SIZE_HUGE) | f46::CACHE_SNOOP.encode(f46::CACHE_SNOOP_ENABLE)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,6 +64,9 @@ pub struct NvkOptions {
     /// 1 TiB) are mapped by RM in its half, and only [`Nvk::alloc_paged`] buffers by nvbare's
     /// PTEs, above 2^56.
     pub rm_keeps_low: bool,
+    /// With `own_page_tables`: map the GPU layer's own buffers with 4 KiB pages only (by
+    /// default VRAM of 64 KiB and more gets 64 KiB or 2 MiB pages).
+    pub default_pages_4k: bool,
 }
 
 /// [`open`] with `options`.

@@ -202,6 +202,8 @@ pub struct OwnTables {
     /// With `rm_keeps_low`: the `NV01_MEMORY_VIRTUAL` object RM maps the GPU layer's own
     /// buffers through, in its half of this VA space (0: not used).
     pub(crate) rm_virtual: Handle,
+    /// With `rm_keeps_low`: the VAs (in RM's half) the GPU layer's buffers are mapped at.
+    pub(crate) rm_va: VaAllocator,
     /// TLB invalidates issued.
     pub invalidates: u64,
     /// The last map's page counts.
@@ -240,6 +242,7 @@ impl OwnTables {
             va,
             set: false,
             rm_virtual: 0,
+            rm_va: VaAllocator::new(OWN_VA.0, OWN_VA.1).map_err(NvkError::Va)?,
             invalidates: 0,
             last_map: MapStats::default(),
         })
@@ -357,7 +360,10 @@ fn map_to_cpu_any(
 
 /// The page size nvbare's default allocations (the GPU layer's rings, pushbuffers, arena)
 /// get in own-page-tables mode: VRAM by size, host memory 4 KiB.
-fn default_page(req: &MemoryRequest) -> PageSize {
+fn default_page(req: &MemoryRequest, small_only: bool) -> PageSize {
+    if small_only {
+        return PageSize::Size4K;
+    }
     match req.placement {
         Placement::Vram if req.size >= 2 << 20 => PageSize::Size2M,
         Placement::Vram if req.size >= 64 << 10 => PageSize::Size64K,
@@ -474,7 +480,7 @@ impl Nvk {
         &mut self,
         req: &MemoryRequest,
     ) -> Result<Buffer<NvkMemory>, NvkError> {
-        let page = default_page(req);
+        let page = default_page(req, self.options.default_pages_4k);
         let cpu = req.cpu_access || req.placement == Placement::Host;
         let rm_virtual = self.own.as_ref().map_or(0, |o| o.rm_virtual);
         if rm_virtual == 0 {
@@ -482,25 +488,34 @@ impl Nvk {
                 .alloc_paged(req.size, req.placement, page, cpu, req.align)
                 .map(|(b, _)| b);
         }
-        // RM keeps the low half: RM maps the GPU layer's buffers there, VRAM that must be
-        // 2 MiB aligned (the channels' ring area) with 2 MiB pages, so its VA is too.
+        // RM keeps the low half: RM maps the GPU layer's buffers there, at VAs nvbare picks
+        // (DMA_OFFSET_FIXED, as the default path maps through UVM), VRAM that must be 2 MiB
+        // aligned (the channels' ring area) with 2 MiB pages.
         let huge = req.placement == Placement::Vram && req.align >= 2 << 20;
         let bytes = if huge { 2 << 20 } else { page.bytes() };
         let size = req.size.max(1).next_multiple_of(bytes);
-        let (handle, premapped) = self.alloc_backing(size, req.placement, bytes)?;
-        let map_flags = if huge {
-            flags::gpu_map_anywhere_huge()
-        } else {
-            flags::gpu_map_anywhere()
+        let va = self
+            .own
+            .as_mut()
+            .ok_or(NvkError::OwnTables("the GPU was not opened with own page tables"))?
+            .rm_va
+            .alloc(size, bytes.max(req.align))
+            .map_err(NvkError::Va)?;
+        let (handle, premapped) = match self.alloc_backing(size, req.placement, bytes) {
+            Ok(b) => b,
+            Err(e) => {
+                self.free_rm_va(va, size);
+                return Err(e);
+            }
         };
         let r = self
             .rm
-            .map_dma(self.device, rm_virtual, handle, size, map_flags, 0)
-            .and_then(|va| {
-                if va.is_multiple_of(req.align.max(1)) {
+            .map_dma(self.device, rm_virtual, handle, size, flags::gpu_map_fixed(huge), va)
+            .and_then(|got| {
+                if got == va {
                     Ok(va)
                 } else {
-                    Err(NvkError::OwnTables("RM mapped a buffer below its alignment"))
+                    Err(NvkError::MappedElsewhere { wanted: va, got })
                 }
             })
             .and_then(|va| {
@@ -536,8 +551,15 @@ impl Nvk {
                     munmap(p, size);
                     self.cpu_maps.remove(&(p.as_ptr() as u64));
                 }
+                self.free_rm_va(va, size);
                 Err(e)
             }
+        }
+    }
+
+    fn free_rm_va(&mut self, va: u64, size: u64) {
+        if let Some(own) = self.own.as_mut() {
+            let _ = own.rm_va.free(va, size);
         }
     }
 
@@ -741,6 +763,13 @@ impl Nvk {
             }
         };
         own.last_map = stats;
+        log::debug!(
+            "own map: {size:#x} bytes of {placement:?} at {va:#x} from {} physical ranges \
+             (first {:x?}), pages by size {:?}",
+            ranges.len(),
+            ranges.first(),
+            stats.pages_by_size
+        );
         let mem = NvkMemory::own(handle, cpu_view);
         // SAFETY: the mapping lives until the buffer is freed, and the buffer owns the view.
         let view = cpu_view.map(|p| unsafe { SharedMem::from_raw(p.as_ptr(), size as usize, va) });
@@ -758,6 +787,9 @@ impl Nvk {
                 log::warn!("own page tables: TLB invalidate failed: {e}");
             }
             let _ = own.va.free(va, size);
+        }
+        if mem.rm_mapped {
+            self.free_rm_va(va, size);
         }
         if let Some(p) = mem.cpu {
             munmap(p, size);

@@ -482,10 +482,13 @@ impl Nvk {
     ) -> Result<Buffer<NvkMemory>, NvkError> {
         let page = default_page(req, self.options.default_pages_4k);
         let cpu = req.cpu_access || req.placement == Placement::Host;
+        // VAs aligned as the largest page the buffer could use, whatever pages map it: the
+        // GPU layer places local memory, for one, at 128 KiB-aligned VAs (compute.rs).
+        let va_align = req.align.max(default_page(req, false).bytes());
         let rm_virtual = self.own.as_ref().map_or(0, |o| o.rm_virtual);
         if rm_virtual == 0 {
             return self
-                .alloc_paged(req.size, req.placement, page, cpu, req.align)
+                .alloc_paged(req.size, req.placement, page, cpu, va_align)
                 .map(|(b, _)| b);
         }
         // RM keeps the low half: RM maps the GPU layer's buffers there, at VAs nvbare picks
@@ -499,7 +502,7 @@ impl Nvk {
             .as_mut()
             .ok_or(NvkError::OwnTables("the GPU was not opened with own page tables"))?
             .rm_va
-            .alloc(size, bytes.max(req.align))
+            .alloc(size, bytes.max(va_align))
             .map_err(NvkError::Va)?;
         let (handle, premapped) = match self.alloc_backing(size, req.placement, bytes) {
             Ok(b) => b,

@@ -20,10 +20,10 @@ use nvbare_gsp::rm::ctrl::subdevice::gid_flags;
 use zerocopy::FromZeros;
 
 use super::memory::{CpuMaps, munmap, va_alloc};
+use super::own_pt::{OwnTables, RM_VA, RM_VA_LOW};
 use super::rm::RmClient;
 use super::sys::{self, NvIoctlCardInfo, NvIoctlRegisterFd, NvProcessorUuid};
 use super::uvm::Uvm;
-use super::own_pt::{OwnTables, RM_VA, RM_VA_LOW};
 use super::{NvkError, NvkMemory, NvkOptions, ctrl, open_dev};
 use crate::clock::HostClock;
 

@@ -48,7 +48,8 @@ pub fn sysmem_alloc(contiguous: bool) -> (u32, u32, u32) {
     if !contiguous {
         return (attr, attr2, flags);
     }
-    let attr = (attr & !a::PHYSICALITY.encode(3)) | a::PHYSICALITY.encode(a::PHYSICALITY_CONTIGUOUS);
+    let attr =
+        (attr & !a::PHYSICALITY.encode(3)) | a::PHYSICALITY.encode(a::PHYSICALITY_CONTIGUOUS);
     (attr, attr2, flags)
 }
 
@@ -99,6 +100,13 @@ mod tests {
             ((3 << 27) | (1 << 25), (2 << 2) | 1, 0xc101)
         );
         assert_eq!(host_descriptor(), (1 << 4) | (1 << 12) | (1 << 30));
+        // Own-page-tables mode (2026-12-02): contiguous system memory and RM-picked VAs.
+        assert_eq!(sysmem_alloc(false), sysmem_uncached_alloc());
+        assert_eq!(
+            sysmem_alloc(true),
+            ((2 << 27) | (1 << 25), (2 << 2) | 1, 0xc101)
+        );
+        assert_eq!(gpu_map_anywhere(), (1 << 8) | (1 << 4));
         assert_eq!(cpu_map_write_combined(), 2 << 23);
         assert_eq!(gpu_map_fixed(false), (1 << 8) | (1 << 4) | (1 << 15));
         assert_eq!(gpu_map_fixed(true), (4 << 8) | (1 << 4) | (1 << 15));

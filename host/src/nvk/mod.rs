@@ -10,11 +10,14 @@
 //! - [`memory`]: buffers as RM memory objects at VAs nvk picks, CPU-mapped at the same VA.
 //! - [`backend`]: [`Nvk`] and its `Backend` steps (device identity, UVM, notifier, GR info).
 //! - [`flags`], [`ctrl`]: the RM flag words and control wrappers the backend uses.
+//! - [`own_pt`], [`own_mem`]: the opt-in own-page-tables mode ([`NvkOptions`]): nvbare's ver3
+//!   tables under a `SHARED_MANAGEMENT` VA space.
 
 pub mod backend;
 pub mod ctrl;
 pub mod flags;
 pub mod memory;
+pub mod own_mem;
 pub mod own_pt;
 pub mod rm;
 pub mod sys;

@@ -89,6 +89,11 @@ impl<M: TableMemory, A: TableAllocator, T: TlbInvalidate> AddressSpace<M, A, T> 
         self
     }
 
+    /// Uses only `sizes` for mappings made from now on (existing ones stay as they are).
+    pub fn set_page_sizes(&mut self, sizes: PageSizes) {
+        self.page_sizes = sizes;
+    }
+
     /// The format.
     pub fn format(&self) -> &'static Format {
         self.format

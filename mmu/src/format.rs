@@ -72,6 +72,8 @@ impl PageSizes {
     pub const SMALL_ONLY: PageSizes = PageSizes(0b0001);
     /// 4 KiB, 2 MiB and 512 MiB: the sizes tinygrad uses (no 64 KiB big page tables).
     pub const NO_64K: PageSizes = PageSizes(0b1101);
+    /// 4 KiB and 64 KiB.
+    pub const UP_TO_64K: PageSizes = PageSizes(0b0011);
     /// Turing has no 512 MiB pages: 4 KiB, 64 KiB and 2 MiB.
     pub const NO_512M: PageSizes = PageSizes(0b0111);
 

@@ -502,3 +502,31 @@ fn pinned_directories_outlive_the_mappings_under_them() {
         );
     }
 }
+
+/// `set_page_sizes` limits the mappings made after it, per call: the same aligned 2 MiB
+/// maps as 512 4 KiB PTEs, then 32 of 64 KiB, then one 2 MiB PTE (how nvk's own-page-tables
+/// mode proves each size on the H200).
+#[test]
+fn set_page_sizes_limits_later_maps_only() {
+    for v in VERSIONS {
+        let mut s = space(v);
+        let attrs = PteAttributes::default();
+        let cases = [
+            (PageSizes::SMALL_ONLY, [512, 0, 0, 0]),
+            (PageSizes::UP_TO_64K, [0, 32, 0, 0]),
+            (PageSizes::ALL, [0, 0, 1, 0]),
+        ];
+        for (i, (sizes, want)) in cases.into_iter().enumerate() {
+            s.set_page_sizes(sizes);
+            let va = 0x10_0000_0000 + i as u64 * 2 * MIB;
+            let stats = s
+                .map(
+                    va,
+                    &[PhysRange::new(0x4000_0000 + i as u64 * 2 * MIB, 2 * MIB)],
+                    attrs,
+                )
+                .unwrap();
+            assert_eq!(stats.pages_by_size, want, "{v:?} {sizes:?}");
+        }
+    }
+}

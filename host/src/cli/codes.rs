@@ -356,7 +356,7 @@ fn nvk_code(e: &NvkError) -> ErrorCode {
         NvkError::RmControl { .. } => RM_CONTROL,
         NvkError::NoSuchGpu { .. } => NO_SUCH_GPU,
         NvkError::Mmap { .. } => MMAP,
-        NvkError::Va(_) => VA_SPACE,
+        NvkError::Va(_) | NvkError::OwnTables(_) => VA_SPACE,
         NvkError::MappedElsewhere { .. } => MAPPED_ELSEWHERE,
         NvkError::GpuUuid { .. } => GPU_UUID,
     }

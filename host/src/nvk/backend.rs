@@ -20,10 +20,11 @@ use nvbare_gsp::rm::ctrl::subdevice::gid_flags;
 use zerocopy::FromZeros;
 
 use super::memory::{CpuMaps, munmap, va_alloc};
+use super::own_pt::{OwnTables, RM_VA, RM_VA_LOW};
 use super::rm::RmClient;
 use super::sys::{self, NvIoctlCardInfo, NvIoctlRegisterFd, NvProcessorUuid};
 use super::uvm::Uvm;
-use super::{NvkError, NvkMemory, ctrl, open_dev};
+use super::{NvkError, NvkMemory, NvkOptions, ctrl, open_dev};
 use crate::clock::HostClock;
 
 /// Size of the usermode region mapping (`NVC661` and friends).
@@ -82,6 +83,9 @@ pub struct Nvk {
     pub(crate) cpu_maps: CpuMaps,
     pub(crate) next_host_handle: Handle,
     notifier: Option<Buffer<NvkMemory>>,
+    pub(crate) options: NvkOptions,
+    /// nvbare's page tables (`NvkOptions::own_page_tables`), once the VA space is bound.
+    pub(crate) own: Option<OwnTables>,
 }
 
 // SAFETY: the raw pointers are the process's own mappings, reached through volatile access
@@ -92,6 +96,11 @@ impl Nvk {
     /// Opens GPU `index` of those the kernel driver lists: the RM client, UVM, the GPU file.
     /// The GPU layer (`nvbare_core::gpu::Gpu::open`) builds the object tree over it.
     pub fn open(index: usize) -> Result<Self, NvkError> {
+        Self::open_with(index, NvkOptions::default())
+    }
+
+    /// [`Self::open`] with `options`.
+    pub fn open_with(index: usize, options: NvkOptions) -> Result<Self, NvkError> {
         let rm = RmClient::open()?;
         let uvm = Uvm::open()?;
         let mut cards = [NvIoctlCardInfo::default(); sys::CARD_INFO_SLOTS];
@@ -124,6 +133,8 @@ impl Nvk {
             cpu_maps: CpuMaps::new(),
             next_host_handle: 0xcf00_0000,
             notifier: None,
+            options,
+            own: None,
         })
     }
 
@@ -135,6 +146,9 @@ impl Nvk {
 
 impl Drop for Nvk {
     fn drop(&mut self) {
+        if let Err(e) = self.unset_page_directory() {
+            log::warn!("own page tables: UNSET_PAGE_DIRECTORY failed: {e}");
+        }
         if let Some(p) = self.usermode.base.take() {
             munmap(p, USERMODE_LEN);
         }
@@ -300,6 +314,22 @@ impl Backend for Nvk {
     }
 
     fn vaspace_params(&self) -> VaSpaceAllocParamsV580 {
+        if self.options.own_page_tables {
+            // RM keeps [2^56, 2^57), root entry 1; entry 0 is nvbare's (own_pt.rs says why).
+            // No page faulting: RM refuses it without IS_EXTERNALLY_OWNED (vaspace_api.c,
+            // translateAllocFlagsToVASpaceFlags, bug 1766112).
+            let (va_base, va_size) = if self.options.rm_keeps_low {
+                RM_VA_LOW
+            } else {
+                RM_VA
+            };
+            return VaSpaceAllocParamsV580 {
+                va_base,
+                va_size,
+                flags: vaspace_flags::SHARED_MANAGEMENT,
+                ..Default::default()
+            };
+        }
         VaSpaceAllocParamsV580 {
             va_base: 0x1000,
             va_size: 0x0001_ffff_fb00_0000,
@@ -310,10 +340,13 @@ impl Backend for Nvk {
 
     fn bind_vaspace(
         &mut self,
-        _device: Handle,
+        device: Handle,
         subdevice: Handle,
         vaspace: Handle,
     ) -> Result<(), NvkError> {
+        if self.options.own_page_tables {
+            return self.bind_own(device, vaspace);
+        }
         let mut gid = ctrl::GidInfoParams::new_zeroed();
         gid.flags = gid_flags::FORMAT.encode(gid_flags::FORMAT_BINARY);
         gid.length = 16;
@@ -395,6 +428,10 @@ impl Backend for Nvk {
         channel: Handle,
         has_context_share: bool,
     ) -> Result<(), NvkError> {
+        if self.own.is_some() {
+            // RM maps the context buffers itself, in its half of the VA space.
+            return Ok(());
+        }
         // UVM maps a channel's context buffers into a VA range it is given; a channel without
         // a context share (a copy engine's own group, which has no engine context) gets an
         // empty range, as CUDA gives it.

@@ -40,6 +40,19 @@ pub fn sysmem_uncached_alloc() -> (u32, u32, u32) {
     (attr, attr2, flags)
 }
 
+/// `NVOS32` attr/attr2/flags of uncached system memory as [`sysmem_uncached_alloc`] (the
+/// combination tinygrad maps to the CPU), physically contiguous when asked (own-page-tables
+/// mode's host buffers).
+pub fn sysmem_alloc(contiguous: bool) -> (u32, u32, u32) {
+    let (attr, attr2, flags) = sysmem_uncached_alloc();
+    if !contiguous {
+        return (attr, attr2, flags);
+    }
+    let attr =
+        (attr & !a::PHYSICALITY.encode(3)) | a::PHYSICALITY.encode(a::PHYSICALITY_CONTIGUOUS);
+    (attr, attr2, flags)
+}
+
 /// `NVOS02` flags describing pinned host memory (OS descriptor): non-contiguous,
 /// cached, not mapped by RM.
 pub fn host_descriptor() -> u32 {
@@ -64,6 +77,11 @@ pub fn gpu_map_fixed(huge: bool) -> u32 {
         | f46::DMA_OFFSET_FIXED.encode(f46::DMA_OFFSET_FIXED_TRUE)
 }
 
+/// `NVOS46` flags of a snooped 4 KiB GPU mapping at a VA RM picks.
+pub fn gpu_map_anywhere() -> u32 {
+    f46::PAGE_SIZE.encode(f46::PAGE_SIZE_4KB) | f46::CACHE_SNOOP.encode(f46::CACHE_SNOOP_ENABLE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +100,13 @@ mod tests {
             ((3 << 27) | (1 << 25), (2 << 2) | 1, 0xc101)
         );
         assert_eq!(host_descriptor(), (1 << 4) | (1 << 12) | (1 << 30));
+        // Own-page-tables mode (2026-12-02): contiguous system memory and RM-picked VAs.
+        assert_eq!(sysmem_alloc(false), sysmem_uncached_alloc());
+        assert_eq!(
+            sysmem_alloc(true),
+            ((2 << 27) | (1 << 25), (2 << 2) | 1, 0xc101)
+        );
+        assert_eq!(gpu_map_anywhere(), (1 << 8) | (1 << 4));
         assert_eq!(cpu_map_write_combined(), 2 << 23);
         assert_eq!(gpu_map_fixed(false), (1 << 8) | (1 << 4) | (1 << 15));
         assert_eq!(gpu_map_fixed(true), (4 << 8) | (1 << 4) | (1 << 15));

@@ -36,10 +36,35 @@ pub const SMALL_PAGE: u64 = 4 << 10;
 pub struct NvkMemory {
     /// The RM memory object.
     pub(crate) handle: Handle,
-    /// The CPU mapping (at the buffer's GPU VA), to unmap on free.
-    cpu: Option<NonNull<u8>>,
+    /// The CPU mapping (at the buffer's GPU VA, or anywhere when `own`), to unmap on free.
+    pub(crate) cpu: Option<NonNull<u8>>,
     /// Which VA window the address came from.
     cpu_window: bool,
+    /// Mapped by nvbare's own page tables (`own_pt`), not UVM.
+    own: bool,
+    /// In own-page-tables mode, mapped by RM in its half of the VA space instead.
+    pub(crate) rm_mapped: bool,
+}
+
+impl NvkMemory {
+    /// An own-page-tables mapping of RM memory `handle`.
+    pub(crate) fn own(handle: Handle, cpu: Option<NonNull<u8>>) -> Self {
+        Self {
+            handle,
+            cpu,
+            cpu_window: false,
+            own: true,
+            rm_mapped: false,
+        }
+    }
+
+    /// An own-page-tables-mode buffer RM mapped (in its half of the VA space).
+    pub(crate) fn rm_mapped(handle: Handle, cpu: Option<NonNull<u8>>) -> Self {
+        Self {
+            rm_mapped: true,
+            ..Self::own(handle, cpu)
+        }
+    }
 }
 
 // SAFETY: a record of addresses and a handle; the memory is reached only through the GPU
@@ -139,6 +164,9 @@ impl Nvk {
     /// the CPU at the same address when `req.cpu_access` (host memory always is). Video
     /// memory of 8 MiB and more uses 2 MiB pages.
     pub(crate) fn alloc(&mut self, req: &MemoryRequest) -> Result<Buffer<Memory>, NvkError> {
+        if self.own.is_some() {
+            return self.alloc_own_default(req);
+        }
         let page = if req.placement == Placement::Vram && req.size >= (8 << 20) {
             HUGE_PAGE
         } else {
@@ -202,6 +230,8 @@ impl Nvk {
             handle,
             cpu,
             cpu_window: cpu_access,
+            own: false,
+            rm_mapped: false,
         };
         if let Err(e) = self.map_to_gpu(handle, va, size, huge) {
             self.release_objects(&mem, va, size);
@@ -234,6 +264,8 @@ impl Nvk {
             handle,
             cpu: Some(cpu),
             cpu_window: true,
+            own: false,
+            rm_mapped: false,
         };
         if let Err(e) = self.map_to_gpu(handle, va, size, false) {
             self.release_objects(&mem, va, size);
@@ -268,12 +300,19 @@ impl Nvk {
         let handle = self
             .rm
             .alloc(self.device, cls::NV01_MEMORY_SYSTEM, &mut np)?;
-        let va = va_alloc(false, SIZE, SMALL_PAGE)?;
         let mem = Memory {
             handle,
             cpu: None,
             cpu_window: false,
+            own: false,
+            rm_mapped: false,
         };
+        if self.own.is_some() {
+            // RM writes the notifier from the CPU; no GPU mapping is needed, and a UVM one
+            // does not exist in own-page-tables mode.
+            return Ok(Buffer::new(0, SIZE, Placement::Host, None, mem));
+        }
+        let va = va_alloc(false, SIZE, SMALL_PAGE)?;
         if let Err(e) = self.map_to_gpu(handle, va, SIZE, false) {
             self.release_objects(&mem, va, SIZE);
             va_free(false, va, SIZE);
@@ -344,6 +383,14 @@ impl Nvk {
     pub(crate) fn free(&mut self, buf: Buffer<Memory>) {
         let (va, size) = (buf.gpu_va(), buf.size());
         let mem = buf.into_memory();
+        if mem.own {
+            return self.free_own(va, size, &mem);
+        }
+        if va == 0 {
+            // The own-page-tables notifier: an RM object only.
+            let _ = self.rm.free(self.device, mem.handle);
+            return;
+        }
         self.release_objects(&mem, va, size);
         va_free(mem.cpu_window, va, size);
     }

@@ -10,11 +10,15 @@
 //! - [`memory`]: buffers as RM memory objects at VAs nvk picks, CPU-mapped at the same VA.
 //! - [`backend`]: [`Nvk`] and its `Backend` steps (device identity, UVM, notifier, GR info).
 //! - [`flags`], [`ctrl`]: the RM flag words and control wrappers the backend uses.
+//! - [`own_pt`], [`own_mem`]: the opt-in own-page-tables mode ([`NvkOptions`]): nvbare's ver3
+//!   tables under a `SHARED_MANAGEMENT` VA space.
 
 pub mod backend;
 pub mod ctrl;
 pub mod flags;
 pub mod memory;
+pub mod own_mem;
+pub mod own_pt;
 pub mod rm;
 pub mod sys;
 pub mod uvm;
@@ -45,6 +49,36 @@ pub fn view(buf: &Buffer) -> Result<nvbare_core::gpu::BufferView<'_>, Error> {
 /// Opens GPU `index` of those the kernel driver lists, with `config`'s sizes and tunings.
 pub fn open(index: usize, config: nvbare_core::gpu::GpuConfig) -> Result<Gpu, Error> {
     let nvk = Nvk::open(index).map_err(|source| Error::Backend {
+        step: nvbare_core::rm::Step::Open,
+        source,
+    })?;
+    Gpu::open(nvk, config)
+}
+
+/// How [`Nvk`] sets the GPU up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NvkOptions {
+    /// nvbare's own ver3 page tables (`own_pt`): a `SHARED_MANAGEMENT` VA space whose top-level
+    /// directory nvbare builds and hands to RM, buffers mapped by nvbare's PTEs (RM keeps VAs
+    /// from 2^56 up for its context buffers), no UVM. Off: UVM owns the VA space (the path nvbare uses by default).
+    pub own_page_tables: bool,
+    /// With `own_page_tables`: RM keeps root entry 0 (`[0, 2^56)`, UVM's split on Hopper)
+    /// instead of entry 1. Then the GPU layer's own buffers (pushbuffers need VAs below
+    /// 1 TiB) are mapped by RM in its half, and only [`Nvk::alloc_paged`] buffers by nvbare's
+    /// PTEs, above 2^56.
+    pub rm_keeps_low: bool,
+    /// With `own_page_tables`: map the GPU layer's own buffers with 4 KiB pages only (by
+    /// default VRAM of 64 KiB and more gets 64 KiB or 2 MiB pages).
+    pub default_pages_4k: bool,
+}
+
+/// [`open`] with `options`.
+pub fn open_with(
+    index: usize,
+    config: nvbare_core::gpu::GpuConfig,
+    options: NvkOptions,
+) -> Result<Gpu, Error> {
+    let nvk = Nvk::open_with(index, options).map_err(|source| Error::Backend {
         step: nvbare_core::rm::Step::Open,
         source,
     })?;
@@ -124,6 +158,9 @@ pub enum NvkError {
         /// Got.
         got: u64,
     },
+    /// The own-page-tables mode met something it cannot map.
+    #[error("own page tables: {0}")]
+    OwnTables(&'static str),
     /// RM's GPU UUID was not the 16 bytes UVM wants.
     #[error("GPU UUID: RM returned {len} bytes of binary GID, expected 16")]
     GpuUuid {

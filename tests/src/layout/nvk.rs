@@ -17,6 +17,7 @@
 
 use super::{Group, Struct, StubHeader};
 use crate::layout;
+use nvbare_host::nvk::own_pt::*;
 use nvbare_host::nvk::sys::*;
 
 /// The kernel-driver ioctl group (580.142).
@@ -24,27 +25,79 @@ pub fn groups() -> Vec<Group> {
     let mut structs = ioctl_structs();
     structs.extend(uvm_structs());
     structs.extend(numbers());
-    vec![Group {
-        name: "nvk-580.142",
-        include_dirs: vec![
-            "open-gpu-kernel-modules-580.142/src/common/sdk/nvidia/inc",
-            "open-gpu-kernel-modules-580.142/kernel-open/common/inc",
-            "open-gpu-kernel-modules-580.142/kernel-open/nvidia-uvm",
-            "open-gpu-kernel-modules-580.142/src/nvidia/arch/nvalloc/unix/include",
-        ],
+    vec![
+        Group {
+            name: "nvk-580.142",
+            include_dirs: vec![
+                "open-gpu-kernel-modules-580.142/src/common/sdk/nvidia/inc",
+                "open-gpu-kernel-modules-580.142/kernel-open/common/inc",
+                "open-gpu-kernel-modules-580.142/kernel-open/nvidia-uvm",
+                "open-gpu-kernel-modules-580.142/src/nvidia/arch/nvalloc/unix/include",
+            ],
+            prelude: "",
+            headers: vec![
+                "nvtypes.h",
+                "nvos.h",
+                "nv-ioctl.h",
+                "nv-ioctl-numbers.h",
+                "nv-unix-nvos-params-wrappers.h",
+                "uvm_types.h",
+                "uvm_ioctl.h",
+                "uvm_linux_ioctl.h",
+            ],
+            structs,
+        },
+        own_pt_group(),
+    ]
+}
+
+/// The control blocks and numbers of the own-page-tables mode (`nvbare_host::nvk::own_pt`),
+/// against the 580.142 RM API headers.
+fn own_pt_group() -> Group {
+    Group {
+        name: "nvk-own-pt-580.142",
+        include_dirs: vec!["open-gpu-kernel-modules-580.142/src/common/sdk/nvidia/inc"],
         prelude: "",
         headers: vec![
             "nvtypes.h",
-            "nvos.h",
-            "nv-ioctl.h",
-            "nv-ioctl-numbers.h",
-            "nv-unix-nvos-params-wrappers.h",
-            "uvm_types.h",
-            "uvm_ioctl.h",
-            "uvm_linux_ioctl.h",
+            "ctrl/ctrlxxxx.h",
+            "ctrl/ctrl0080/ctrl0080dma.h",
+            "ctrl/ctrl0041.h",
         ],
-        structs,
-    }]
+        structs: vec![
+            layout!("NV0080_CTRL_DMA_SET_PAGE_DIRECTORY_PARAMS" => SetPageDirectoryParams {
+                "physAddress" => phys_address, "numEntries" => num_entries,
+                "flags" => flags, "hVASpace" => h_va_space, "chId" => ch_id,
+                "subDeviceId" => sub_device_id, "pasid" => pasid,
+            }),
+            layout!("NV0080_CTRL_DMA_UNSET_PAGE_DIRECTORY_PARAMS" => UnsetPageDirectoryParams {
+                "hVASpace" => h_va_space, "subDeviceId" => sub_device_id,
+            }),
+            layout!("NV0080_CTRL_DMA_INVALIDATE_TLB_PARAMS" => InvalidateTlbParams {
+                "hVASpace" => h_va_space, "flags" => flags,
+            }),
+            layout!("NV0041_CTRL_GET_SURFACE_PHYS_ATTR_PARAMS" => SurfacePhysAttrParams {
+                "memOffset" => mem_offset, "memFormat" => mem_format,
+                "comprOffset" => compr_offset, "comprFormat" => compr_format,
+                "memAperture" => mem_aperture, "gpuCacheAttr" => gpu_cache_attr,
+                "gpuP2PCacheAttr" => gpu_p2p_cache_attr, "mmuContext" => mmu_context,
+                "contigSegmentSize" => contig_segment_size,
+            }),
+            layout!("char[NV0080_CTRL_CMD_DMA_SET_PAGE_DIRECTORY]"
+                => [u8; NV0080_DMA_SET_PAGE_DIRECTORY as usize] {}),
+            layout!("char[NV0080_CTRL_CMD_DMA_UNSET_PAGE_DIRECTORY]"
+                => [u8; NV0080_DMA_UNSET_PAGE_DIRECTORY as usize] {}),
+            layout!("char[NV0080_CTRL_CMD_DMA_INVALIDATE_TLB]"
+                => [u8; NV0080_DMA_INVALIDATE_TLB as usize] {}),
+            layout!("char[NV0041_CTRL_CMD_GET_SURFACE_PHYS_ATTR]"
+                => [u8; NV0041_GET_SURFACE_PHYS_ATTR as usize] {}),
+            layout!("char[NV0041_CTRL_CMD_GET_SURFACE_PHYS_ATTR_APERTURE_VIDMEM + 1]"
+                => [u8; PHYS_APERTURE_VIDMEM as usize + 1] {}),
+            layout!("char[DRF_DEF(0080_CTRL_DMA_SET_PAGE_DIRECTORY, _FLAGS, _APERTURE, _VIDMEM) | \
+                     DRF_DEF(0080_CTRL_DMA_SET_PAGE_DIRECTORY, _FLAGS, _ALL_CHANNELS, _TRUE)]"
+                => [u8; SPD_FLAGS_VIDMEM_ALL_CHANNELS as usize] {}),
+        ],
+    }
 }
 
 /// Headers the trimmed 580.142 tree lacks but `uvm_types.h` includes.

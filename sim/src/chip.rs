@@ -253,6 +253,10 @@ pub static GB100_B200: ChipSpec = ChipSpec {
     max_warps_per_sm: 64,
     sm_version: 0xa00,
     fsp_ready_scratch: 0x0002_00bc,
+    // GB10x: HSHUB0 (0x870000) holds the flush address twice, the primary pair and its
+    // egress copy (kmemsysProgramSysmemFlushBuffer_GB100; dev_hshub_base.h offsets).
+    sysmem_flush: &[(0x0087_0e54, 0x0087_0e50), (0x0087_06c4, 0x0087_06c0)],
+    bar_firewall: false,
     boot: BootModel::FspChainOfTrust,
     classes: GB100_CLASSES,
     cot: CotFacts {

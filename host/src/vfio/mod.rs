@@ -279,9 +279,10 @@ impl<S: VfioSys> Vfio<S> {
             _attachment: attachment,
             _lock: lock,
         };
-        // Bus mastering off until the boot knows no earlier boot's firmware runs (WPR2 down,
-        // the FSP booted): core::boot::identify turns it on then.
-        vfio.set_bus_master(false)?;
+        // Memory decoding on, bus mastering off until the boot knows no earlier boot's
+        // firmware runs (WPR2 down, the FSP booted): core::boot::identify turns it on then.
+        let cmd = vfio.config_read_raw(PCI_COMMAND, 2)?;
+        vfio.config_write_raw(PCI_COMMAND, 2, (cmd | COMMAND_MEMORY) & !COMMAND_BUS_MASTER)?;
         Ok(vfio)
     }
 

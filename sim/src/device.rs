@@ -24,6 +24,7 @@ use crate::config::ConfigSpace;
 use crate::faults::FaultPlan;
 use crate::log::SimLog;
 use crate::memory::{Access, Bus, SysMem, Target, Vram};
+use crate::trace::{Event, Kind, Trace};
 use crate::units;
 
 /// Where the simulated function's BARs sit on the bus.
@@ -399,9 +400,12 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return u32::MAX;
         }
-        self.inner
-            .with_unit(offset, |u, cx| u.read(cx, offset))
-            .unwrap_or(0)
+        let (value, unit) = self
+            .inner
+            .with_unit(offset, |u, cx| (u.read(cx, offset), u.name()))
+            .unwrap_or((0, "-"));
+        self.inner.traced(Kind::Bar0Read, offset, 4, value, unit);
+        value
     }
 
     /// Writes the BAR0 register at `offset` (dropped once the device is gone), and wakes the
@@ -410,8 +414,14 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return;
         }
-        self.inner
-            .with_unit(offset, |u, cx| u.write(cx, offset, value));
+        let unit = self
+            .inner
+            .with_unit(offset, |u, cx| {
+                u.write(cx, offset, value);
+                u.name()
+            })
+            .unwrap_or("-");
+        self.inner.traced(Kind::Bar0Write, offset, 4, value, unit);
         self.inner.kick();
     }
 
@@ -437,8 +447,9 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return u32::MAX;
         }
-        let st = self.inner.lock();
-        st.config.read(offset, size).unwrap_or(u32::MAX)
+        let value = self.inner.lock().config.read(offset, size).unwrap_or(u32::MAX);
+        self.inner.traced(Kind::CfgRead, offset, size, value, "config");
+        value
     }
 
     /// Writes PCI config space; false if the access is malformed or the device is gone.
@@ -450,6 +461,7 @@ impl SimGpu {
         let ok = st.config.write(offset, size, value).is_some();
         self.inner.bus.set_bus_master(st.config.bus_master());
         drop(st);
+        self.inner.traced(Kind::CfgWrite, offset, size, value, "config");
         self.inner.kick();
         ok
     }
@@ -465,6 +477,7 @@ impl SimGpu {
         st.world.signals.push_back(Signal::Reset);
         st.kicked = true;
         drop(st);
+        self.inner.traced(Kind::Reset, 0, 0, 0, "device");
         self.inner.log.info("device", "function-level reset");
         self.inner.wake.notify_all();
     }
@@ -496,6 +509,12 @@ impl SimGpu {
             .iter()
             .map(|(&k, &v)| (k, v))
             .collect()
+    }
+
+    /// Records this GPU's driver accesses (BAR0, config, reset) and DMA into `trace`, as GPU
+    /// `index` of it, from now on; false if a trace was attached already (one per GPU).
+    pub fn set_trace(&self, trace: Arc<Trace>, index: u32) -> bool {
+        self.inner.bus.trace_tap().attach(trace, index)
     }
 
     /// Reads the real firmware files (which the simulated FSP and GSP-FMC check a driver's
@@ -545,6 +564,22 @@ impl Inner {
 
     fn now_ns(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
+    }
+
+    /// Records a driver access when a trace is attached (one `OnceLock` load when not).
+    #[inline]
+    fn traced(&self, kind: Kind, offset: u32, size: u32, value: u32, unit: &'static str) {
+        if let Some((t, gpu)) = self.bus.trace_tap().get() {
+            t.record(Event {
+                kind,
+                gpu,
+                offset,
+                size,
+                value,
+                count: 1,
+                unit,
+            });
+        }
     }
 
     fn kick(&self) {

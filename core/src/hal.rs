@@ -426,10 +426,12 @@ pub trait Platform: Bar0 {
     /// previous boot left behind.
     fn reset(&mut self) -> Result<(), PlatformError>;
 
-    /// Whether the device still answers (a BAR0 read of a register that is never all ones).
+    /// Whether the device still answers, judged from config space: its vendor id reads
+    /// NVIDIA's, not all ones. Never from BAR0, which legitimately reads all ones while the
+    /// GPU reboots after a reset (the FSP boots, GB20x's BAR firewall is up), as OpenRM
+    /// judges a lost GPU (`kbifConfigAccessWait_GH100` reads `NV_EP_PCFG_GPU_ID`).
     fn is_present(&self) -> bool {
-        // NV_PMC_BOOT_0 is never 0xffffffff on a present GPU.
-        self.read32(0) != u32::MAX
+        matches!(self.config_read(0, 2), Ok(0x10de))
     }
 }
 

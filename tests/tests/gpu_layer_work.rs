@@ -358,6 +358,30 @@ fn a_fault_the_backend_learns_of_ends_the_wait_too() {
 }
 
 #[test]
+fn a_copy_wait_reports_a_fault_the_backend_learns_of_within_a_slice() {
+    // GSP-RM stops a copy channel (an Xid, an MMU fault on a flush or a copy) and says so by
+    // an event: the copy wait services events between slices, so it reports the fault at
+    // once instead of after the whole timeout (as it did when only compute waits asked).
+    let c = GpuConfig {
+        fault_poll_ns: 1_000_000,
+        ..config()
+    };
+    let mut gpu = open_with(TestBackend::new(), c);
+    gpu.backend().gpu().running = false;
+    let r = FaultReport {
+        mmu_without_address: Some(0x41),
+        ..FaultReport::default()
+    };
+    gpu.backend_mut().inject_event(r.clone());
+    let f = gpu.copy(VA_DST, VA_SRC, 0).unwrap();
+    let started = std::time::Instant::now();
+    let e = gpu.wait_for(f, 10_000_000_000).unwrap_err();
+    assert_eq!(e.fault(), Some(&r), "{e}");
+    // Ten slices at most, far from the 10 s timeout (the test clock is the test backend's).
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{e}");
+}
+
+#[test]
 fn gpfifo_space_runs_out_on_a_hung_gpu() {
     let c = GpuConfig {
         ring_entries: 4,

@@ -103,6 +103,41 @@ impl FirmwareFile {
 pub enum BootErrorKind {
     /// `NV_PMC_BOOT_42` names no chip nvbare knows.
     UnknownChip(UnknownChip),
+    /// Config space names another vendor than NVIDIA.
+    NotAnNvidiaGpu {
+        /// `PCI_VENDOR_ID`.
+        vendor: u32,
+        /// `PCI_DEVICE_ID`.
+        device: u32,
+    },
+    /// The PCI device id and `NV_PMC_BOOT_42` name different chip families.
+    ChipMismatch {
+        /// `PCI_DEVICE_ID`.
+        device_id: u16,
+        /// The chip the device id's block names.
+        by_id: Chip,
+        /// The chip `NV_PMC_BOOT_42` names.
+        boot42: Chip,
+    },
+    /// Config space did not answer with NVIDIA's vendor id after a reset.
+    ConfigSpaceNotBack {
+        /// The wait.
+        timed_out: TimedOut,
+    },
+    /// GB20x's BAR firewall (config 0x2b8 bit 24) stayed engaged.
+    BarFirewall {
+        /// The last `NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2`.
+        value: u32,
+        /// The wait.
+        timed_out: TimedOut,
+    },
+    /// Config space answers but every BAR0 read gives all ones after the FSP booted.
+    Bar0Dead {
+        /// `PCI_DEVICE_ID`.
+        device_id: u16,
+    },
+    /// The sysmem flush buffer could not be programmed.
+    SysmemFlush(crate::regs::fb::SysmemFlushError),
     /// A chip nvbare knows, but whose boot path (the SEC2 booter) it does not implement.
     BootPathNotImplemented {
         /// The chip.
@@ -336,6 +371,19 @@ impl BootError {
     pub fn remedy(&self) -> &'static str {
         use BootErrorKind::*;
         match &self.kind {
+            NotAnNvidiaGpu { .. } => "pass the PCI address of an NVIDIA GPU (nvbare list)",
+            ChipMismatch { .. } | Bar0Dead { .. } | ConfigSpaceNotBack { .. } => {
+                "the GPU did not come back from its reset in a sane state: reset it again \
+                 (secondary bus reset) or cold-reboot"
+            }
+            BarFirewall { .. } => {
+                "the GPU's FSP never lowered the BAR firewall: reset the GPU (secondary bus \
+                 reset) or cold-reboot"
+            }
+            SysmemFlush(_) => {
+                "the platform's DMA addresses are wider than the GPU's flush registers: use \
+                 an IOMMU (it hands out small IOVAs) or report this as a bug"
+            }
             UnknownChip(_) | BootPathNotImplemented { .. } => {
                 "use a Hopper (H100/H200) or Blackwell GPU, or NVIDIA's driver (--backend nvk)"
             }
@@ -390,6 +438,36 @@ impl fmt::Display for BootErrorKind {
         use BootErrorKind::*;
         match self {
             UnknownChip(e) => e.fmt(f),
+            NotAnNvidiaGpu { vendor, device } => write!(
+                f,
+                "PCI vendor:device {vendor:04x}:{device:04x} is not an NVIDIA GPU (vendor 10de)"
+            ),
+            ChipMismatch {
+                device_id,
+                by_id,
+                boot42,
+            } => write!(
+                f,
+                "PCI device id {device_id:#06x} names a {by_id} ({:?}) but NV_PMC_BOOT_42 \
+                 names a {boot42} ({:?})",
+                by_id.arch(),
+                boot42.arch()
+            ),
+            ConfigSpaceNotBack { timed_out } => write!(
+                f,
+                "config space did not answer with NVIDIA's vendor id after the reset: {timed_out}"
+            ),
+            BarFirewall { value, timed_out } => write!(
+                f,
+                "the BAR firewall stayed engaged (NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2 at config \
+                 0x2b8 = {value:#x}, bit 24 set): {timed_out}"
+            ),
+            Bar0Dead { device_id } => write!(
+                f,
+                "config space answers (device {device_id:#06x}) but NV_PMC_BOOT_0 reads \
+                 0xffffffff after the FSP booted: BAR0 is not reachable"
+            ),
+            SysmemFlush(e) => write!(f, "programming the sysmem flush buffer: {e}"),
             BootPathNotImplemented { chip } => write!(
                 f,
                 "{chip} ({:?}) boots GSP-RM through the SEC2 booter, which nvbare does not \

@@ -29,6 +29,8 @@ pub enum Region {
     FmcBootParams,
     /// The FMC's `image` section, which FSP verifies and GSP runs first.
     FmcImage,
+    /// The sysmem flush buffer (`sysmem_flush`).
+    SysmemFlush,
 }
 
 impl Region {
@@ -45,6 +47,7 @@ impl Region {
             Region::Log(_) => "a libos log buffer",
             Region::FmcBootParams => "GSP_FMC_BOOT_PARAMS",
             Region::FmcImage => "the FMC image",
+            Region::SysmemFlush => "the sysmem flush buffer",
         }
     }
 }

@@ -10,10 +10,10 @@
 //!
 //! | stage | module | OpenRM |
 //! |---|---|---|
-//! | identify, reset | [`identify`] | `kgspIsWpr2Up_GH100` |
+//! | identify, reset | [`identify`] | `kbifDoFunctionLevelReset_GH100`, `kbifPollBarFirewallDisengage_GB202`, `kfspWaitForSecureBoot_GH100`, `kgspIsWpr2Up_GH100` |
 //! | layout | [`layout`] | `kgspCalculateFbLayout_GH100`, `gsp_fw_heap.h` |
 //! | firmware parse | [`firmware`] | `kfspSetupGspImages`, `_kgspPrepareGspRmBinaryImage` |
-//! | structures | [`structures`], [`gsp_init`] | `kgspInitRm_IMPL` up to `kgspQueueAsyncInitRpcs` |
+//! | structures | [`sysmem_flush`], [`structures`], [`gsp_init`] | `kmemsysInitFlushSysmemBuffer_GA100`, `kgspInitRm_IMPL` up to `kgspQueueAsyncInitRpcs` |
 //! | FSP, lockdown | [`fsp`] | `kfspSendBootCommands_GH100`, `kgspBootstrap_GH100` |
 //! | GSP init | [`gsp_init`] | `GspStatusQueueInit`, `kgspWaitForRmInitDone` |
 //! | static info | [`static_info`] | `NV_RM_RPC_GET_GSP_STATIC_INFO`, kgr static info |
@@ -32,6 +32,7 @@ pub mod memory;
 pub mod report;
 pub mod static_info;
 pub mod structures;
+pub mod sysmem_flush;
 mod teardown;
 
 #[cfg(test)]
@@ -62,6 +63,10 @@ use report::Timeline;
 pub struct Timeouts {
     /// FSP boot complete after a reset; `None` takes the chip's (4 s GH100/GB10x, 5 s GB20x).
     pub fsp_boot_ns: Option<u64>,
+    /// Config space answering again after a reset (`kbifConfigAccessWait_GH100`).
+    pub config_space_ns: u64,
+    /// GB20x's BAR firewall disengaging (`kbifPollBarFirewallDisengage_GB202`).
+    pub bar_firewall_ns: u64,
     /// FSP draining its command queue, and its reply to the COT message.
     pub fsp_ns: u64,
     /// GSP target-mask release, then the RISC-V lockdown release (each).
@@ -85,10 +90,18 @@ pub struct Timeouts {
 // a failure.
 const DEFAULT_GPU_TIMEOUT_NS: u64 = 4_000_000_000;
 
+// TIMEOUT: kbifDoFunctionLevelReset_GH100 gives config space
+// BIF_FLR_DEVINIT_COMPLETION_TIMEOUT_DEFAULT (900 ms) to answer again after an FLR.
+const CONFIG_SPACE_TIMEOUT_NS: u64 = 900_000_000;
+
 impl Default for Timeouts {
     fn default() -> Self {
         Self {
             fsp_boot_ns: None,
+            config_space_ns: CONFIG_SPACE_TIMEOUT_NS,
+            // TIMEOUT: kbifPollBarFirewallDisengage_GB202 waits NV_MAX(500 ms, the default
+            // GPU timeout): the default's 4 s.
+            bar_firewall_ns: DEFAULT_GPU_TIMEOUT_NS,
             fsp_ns: DEFAULT_GPU_TIMEOUT_NS,
             lockdown_ns: DEFAULT_GPU_TIMEOUT_NS,
             status_queue_ns: DEFAULT_GPU_TIMEOUT_NS,
@@ -280,11 +293,11 @@ fn run<P: Platform>(
 ) -> Result<Booted, BootErrorKind> {
     let t = &opts.timeouts;
     tl.begin(p.clock(), Stage::Identify);
-    let hal = identify::identify(&*p)?;
+    let hal = identify::identify(&*p, tl, t)?;
     let fsp_boot_ns = t.fsp_boot_ns.unwrap_or(hal.fsp.boot_timeout_ns());
 
     tl.begin(p.clock(), Stage::Reset);
-    let reset = identify::reset_if_wpr2_up(p, &hal, tl, fsp_boot_ns)?;
+    let reset = identify::reset_if_wpr2_up(p, &hal, tl, t)?;
 
     tl.begin(p.clock(), Stage::Layout);
     let layout = FbLayout::read(&*p, &hal)?;
@@ -298,6 +311,7 @@ fn run<P: Platform>(
     layout.check_fits(elf, boot)?;
 
     tl.begin(p.clock(), Stage::Structures);
+    sysmem_flush::program(p, memory, hal.chip.arch())?;
     let built = structures::build(p, memory, &images, &layout)?;
     let addresses = built.addresses;
     let diagnostics = DiagnosticsSource::new(built.logs, opts.logging.clone());

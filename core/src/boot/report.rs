@@ -126,6 +126,13 @@ impl Timeline {
         self.waited_ns += ns;
     }
 
+    /// A fixed delay (`Clock::delay_ns`), counted as waiting.
+    pub fn delay(&mut self, clock: &impl Clock, ns: u64) {
+        let start = clock.now_ns();
+        clock.delay_ns(ns);
+        self.waited_ns += clock.now_ns().saturating_sub(start);
+    }
+
     /// [`poll_until`], counted as waiting.
     pub fn poll<T>(
         &mut self,

@@ -28,9 +28,10 @@ impl<B: Backend> Gpu<B> {
         self.wait_for(fence, self.config.timeout_ns)
     }
 
-    /// Waits up to `timeout_ns` for `fence`. A compute wait asks between slices whether the
-    /// channel faulted, so a fault is reported within a slice instead of at the timeout; a
-    /// timeout reports what faulted, if anything did, and how long the whole wait lasted.
+    /// Waits up to `timeout_ns` for `fence`. Between slices a compute wait asks whether the
+    /// channel faulted and a copy wait services the backend's events, so a fault is reported
+    /// within a slice instead of at the timeout; a timeout reports what faulted, if anything
+    /// did, and how long the whole wait lasted.
     pub fn wait_for(&mut self, fence: Fence, timeout_ns: u64) -> Result<(), GpuError<B::Error>> {
         match self.wait_inner(fence, timeout_ns, None)? {
             // Only a wait given a stop check ends stopped.
@@ -62,10 +63,11 @@ impl<B: Backend> Gpu<B> {
         }
         // TIMEOUT: the caller's (the configured 10 s by default); see GpuConfig::timeout_ns.
         let deadline = Deadline::after(self.backend.clock(), timeout_ns);
-        let slice_ns = match (fence.engine, stop.is_some()) {
-            (Engine::Compute, _) | (Engine::Copy, true) => self.config.fault_poll_ns,
-            (Engine::Copy, false) => timeout_ns,
-        };
+        // Both engines wait in slices: between them a compute wait asks for faults (events
+        // and the debugger), a copy wait services the backend's events, so a copy channel
+        // GSP-RM stopped (an Xid, an MMU fault) is reported within a slice, not at the
+        // timeout.
+        let slice_ns = self.config.fault_poll_ns;
         // The first slice needs no clock read of its own: a round trip's wait reads the clock
         // here and once in the semaphore wait.
         let mut slice = slice_ns.min(timeout_ns);
@@ -86,9 +88,16 @@ impl<B: Backend> Gpu<B> {
             // events (nvk) the debugger is the fault source: every slice.
             let ask_debugger =
                 !self.backend.faults_by_event() || slices.is_multiple_of(DEBUGGER_EVERY_SLICES);
-            if fence.engine == Engine::Compute
-                && let Some(report) = self.fault_report_asking(ask_debugger)?
-            {
+            let found = match fence.engine {
+                Engine::Compute => self.fault_report_asking(ask_debugger)?,
+                // The debugger knows only the compute channel's SMs: a copy wait asks the
+                // events alone.
+                Engine::Copy => self
+                    .backend
+                    .service_events()
+                    .map_err(at(Step::ServiceEvents))?,
+            };
+            if let Some(report) = found {
                 log::warn!("fault while waiting for {fence:?}: {report}");
                 return Err(GpuError::Fault {
                     report: alloc::boxed::Box::new(report),

@@ -117,6 +117,25 @@ pub enum MemoryError {
     /// A CPU access through BAR1 or PRAMIN fell outside the window.
     #[error("VRAM window: {0}")]
     Window(#[from] SharedMemError),
+    /// A BAR1 bind or TLB invalidate never completed.
+    #[error(
+        "{what} never completed (register reads {value:#x}): {timed_out}; reset the GPU and \
+         try again"
+    )]
+    RegisterStuck {
+        /// What was waited for.
+        what: &'static str,
+        /// The register's last value.
+        value: u32,
+        /// The wait.
+        timed_out: crate::hal::TimedOut,
+    },
+    /// The device vanished while a BAR1 bind or TLB invalidate was awaited.
+    #[error("{what}: the GPU no longer answers (config space reads all ones)")]
+    DeviceGone {
+        /// What was waited for.
+        what: &'static str,
+    },
     /// A DMA allocation whose bus addresses cannot be mapped (not 4 KiB pages).
     #[error("DMA memory at bus address {bus:#x} is not 4 KiB aligned: a platform bug")]
     BadDmaPage {

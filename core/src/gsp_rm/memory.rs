@@ -274,7 +274,7 @@ impl MemoryManager {
     /// The directory tables above GSP-RM's server-reserved range, created and pinned, as
     /// `NV90F1_CTRL_VASPACE_COPY_SERVER_RESERVED_PDES` describes them (aperture 1: video
     /// memory; `pageShift`: the VA one entry of the level covers).
-    pub fn server_reserved_levels<P: Bar0>(
+    pub fn server_reserved_levels<P: Platform>(
         &mut self,
         bar0: &P,
     ) -> Result<Vec<ReservedPdeLevel>, MemoryError> {
@@ -298,14 +298,13 @@ impl MemoryManager {
 
     /// Writes the page tables changed since the last commit to VRAM and invalidates the
     /// TLBs once.
-    pub fn commit<P: Bar0>(&mut self, bar0: &P) -> Result<(), MemoryError> {
+    pub fn commit<P: Platform>(&mut self, bar0: &P) -> Result<(), MemoryError> {
         let due = core::mem::take(&mut self.space.tlb_mut().0);
         if !self.space.memory().is_dirty() && !due {
             return Ok(());
         }
         self.flush_tables(bar0)?;
-        invalidate_tlb(bar0);
-        Ok(())
+        invalidate_tlb(bar0)
     }
 
     fn flush_tables<P: Bar0>(&mut self, bar0: &P) -> Result<(), MemoryError> {
@@ -455,7 +454,7 @@ impl MemoryManager {
         Ok((Backing::Host(dma), Some(view)))
     }
 
-    fn map<P: Bar0>(
+    fn map<P: Platform>(
         &mut self,
         bar0: &P,
         va: u64,

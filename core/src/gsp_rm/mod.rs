@@ -263,7 +263,8 @@ impl<P: Platform> GspRm<P> {
 
     fn setup(&mut self) -> Result<(), OpenError> {
         let at = |step| move |source| OpenError::Setup { step, source };
-        vram::bar1_physical(self.gsp.platform());
+        vram::bar1_physical(self.gsp.platform())
+            .map_err(|e| at("BAR1 in physical mode")(e.into()))?;
         self.alloc_client(self.client)
             .map_err(at("our RM client"))?;
         self.alloc_client(self.golden_client)

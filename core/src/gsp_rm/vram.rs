@@ -17,7 +17,7 @@ use core::sync::atomic::{Ordering, fence};
 use nvbare_mmu::{AccessError, TableAddr, TableAperture, TableMemory, TlbInvalidate};
 
 use super::error::MemoryError;
-use crate::hal::Bar0;
+use crate::hal::{Bar0, Platform, PollError, Wait, try_poll_until};
 use crate::regs::fb::{PRAMIN, PRAMIN_SIZE, XalEpBar0Window};
 use crate::regs::vm::{VfBar1BlockHighAddr, VfBar1BlockLowAddr, VfMmuInvalidate};
 use crate::shared::SharedMem;
@@ -116,29 +116,85 @@ fn pramin_write(bar0: &impl Bar0, pa: u64, words: impl Iterator<Item = u64>) {
     }
 }
 
-/// Puts BAR1 in physical mode (its offsets are VRAM addresses), as tinygrad leaves it:
-/// `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW/HIGH_ADDR` zero (MODE physical, TARGET
-/// VRAM, no instance block).
-pub fn bar1_physical(bar0: &impl Bar0) {
-    VfBar1BlockHighAddr::default().write(bar0);
+// TIMEOUT: OpenRM bounds both the BAR1 bind wait (kbusBindBar1_GH100) and the pending
+// TLB invalidate wait (kgmmuCheckPendingInvalidates_TU102, called with the caller's
+// gpuSetTimeout) by GPU_TIMEOUT_DEFAULT, 4 s on silicon. Both take microseconds.
+const BIND_AND_INVALIDATE_TIMEOUT_NS: u64 = 4_000_000_000;
+
+/// Polls `register` until `done` holds, the way OpenRM waits for a BAR1 bind or a TLB
+/// invalidate: bounded, and an all-ones read of a vanished device is "gone", not "busy".
+fn wait_register<P: Platform>(
+    p: &P,
+    what: &'static str,
+    register: impl Fn(&P) -> u32,
+    done: impl Fn(u32) -> bool,
+) -> Result<(), MemoryError> {
+    let wait = Wait::spin(what, BIND_AND_INVALIDATE_TIMEOUT_NS);
+    let mut last = 0;
+    try_poll_until(p.clock(), wait, || {
+        last = register(p);
+        if done(last) {
+            return Ok(Some(()));
+        }
+        if last == u32::MAX && !p.is_present() {
+            return Err(MemoryError::DeviceGone { what });
+        }
+        Ok(None)
+    })
+    .map_err(|e| match e {
+        PollError::Failed(e) => e,
+        PollError::TimedOut(timed_out) => MemoryError::RegisterStuck {
+            what,
+            value: last,
+            timed_out,
+        },
+    })
+}
+
+/// Puts BAR1 in physical mode (its offsets are VRAM addresses), as tinygrad leaves it, the
+/// way `kbusBindBar1_GH100` binds: `NV_VIRTUAL_FUNCTION_PRIV_FUNC_BAR1_BLOCK_LOW_ADDR` first
+/// (MODE physical, TARGET VRAM, no instance block), then `_HIGH_ADDR`, whose write triggers
+/// the bind ("Write to the HIGH register triggers the bind"), then wait until
+/// `BAR1_PENDING` is empty and `BAR1_OUTSTANDING` false before any BAR1 access ("SW must
+/// ensure that the bind has completed prior to issuing any further BAR1 requests").
+pub fn bar1_physical<P: Platform>(p: &P) -> Result<(), MemoryError> {
     VfBar1BlockLowAddr::default()
         .with_mode(false)
         .with_target(0)
-        .write(bar0);
+        .write(p);
+    VfBar1BlockHighAddr::default().write(p);
+    fence(Ordering::SeqCst);
+    wait_register(
+        p,
+        "the BAR1 bind (BAR1_PENDING/BAR1_OUTSTANDING)",
+        |p| VfBar1BlockLowAddr::read(p).raw(),
+        |v| {
+            let r = VfBar1BlockLowAddr::from_raw(v);
+            !r.bar1_pending() && !r.bar1_outstanding()
+        },
+    )
 }
 
 /// Invalidates every GPU TLB entry of every address space, with a system membar, as tinygrad
 /// does after changing page tables (`NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE` ALL_VA |
-/// ALL_PDB | SYS_MEMBAR | TRIGGER; dev_vm.h of tu102: TRIGGER is write-only, nothing to
-/// poll). The fence first drains the CPU's write-combined page-table stores.
-pub fn invalidate_tlb(bar0: &impl Bar0) {
+/// ALL_PDB | SYS_MEMBAR | TRIGGER), then waits for `TRIGGER` to read back false as
+/// `kgmmuCheckPendingInvalidates_TU102` does (the header marks the field write-only, OpenRM
+/// polls it all the same): until then the TLBs may still hold the old translations. The
+/// fence first drains the CPU's write-combined page-table stores.
+pub fn invalidate_tlb<P: Platform>(p: &P) -> Result<(), MemoryError> {
     fence(Ordering::SeqCst);
     VfMmuInvalidate::default()
         .with_all_va(true)
         .with_all_pdb(true)
         .with_sys_membar(true)
         .with_trigger(true)
-        .write(bar0);
+        .write(p);
+    wait_register(
+        p,
+        "the TLB invalidate (NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE_TRIGGER)",
+        |p| VfMmuInvalidate::read(p).raw(),
+        |v| !VfMmuInvalidate::from_raw(v).trigger(),
+    )
 }
 
 /// Words per 4 KiB table page.
@@ -250,14 +306,86 @@ mod tests {
     use super::*;
     use core::cell::RefCell;
 
+    use core::cell::Cell;
+
+    use crate::hal::{BarInfo, Clock, DmaMemory, PciAddress, PlatformError};
+
+    /// Register writes, recorded; reads of the BAR1 block and the invalidate register show
+    /// the operation busy for `busy_reads` reads (u32::MAX: forever), then done.
     #[derive(Default)]
-    struct Regs(RefCell<Vec<(u32, u32)>>);
+    struct Regs(RefCell<Vec<(u32, u32)>>, Cell<u32>, Clock1us);
+
+    #[derive(Default)]
+    struct Clock1us(Cell<u64>);
+    impl Clock for Clock1us {
+        fn now_ns(&self) -> u64 {
+            self.0.set(self.0.get() + 1_000);
+            self.0.get()
+        }
+        fn delay_ns(&self, ns: u64) {
+            self.0.set(self.0.get() + ns);
+        }
+    }
+
+    impl Regs {
+        fn busy_for(reads: u32) -> Self {
+            let r = Regs::default();
+            r.1.set(reads);
+            r
+        }
+    }
+
     impl Bar0 for Regs {
-        fn read32(&self, _: u32) -> u32 {
-            0
+        fn read32(&self, o: u32) -> u32 {
+            let busy = self.1.get();
+            if busy == 0 {
+                return 0;
+            }
+            self.1.set(busy.saturating_sub(u32::from(busy != u32::MAX)));
+            // A register that stays busy: each read takes a millisecond, so the 4 s bound
+            // comes after a few thousand reads.
+            if busy == u32::MAX {
+                self.2.delay_ns(1_000_000);
+            }
+            match o {
+                // TRIGGER still set.
+                0xb8_30b0 => 1 << 31,
+                // BAR1_PENDING and BAR1_OUTSTANDING.
+                0xb8_0f60 => 0b11,
+                _ => 0,
+            }
         }
         fn write32(&self, o: u32, v: u32) {
             self.0.borrow_mut().push((o, v));
+        }
+    }
+
+    impl Platform for Regs {
+        type Clock = Clock1us;
+        fn clock(&self) -> &Clock1us {
+            &self.2
+        }
+        fn pci_address(&self) -> PciAddress {
+            PciAddress::default()
+        }
+        fn bar_info(&self, _: u32) -> Option<BarInfo> {
+            None
+        }
+        fn bar1(&self) -> Option<SharedMem> {
+            None
+        }
+        fn dma_alloc(&mut self, _: usize, _: bool) -> Result<DmaMemory, PlatformError> {
+            Err(PlatformError::Unsupported("DMA"))
+        }
+        unsafe fn dma_free(&mut self, _: DmaMemory) {}
+        fn config_read(&self, _: u16, _: u8) -> Result<u32, PlatformError> {
+            Ok(0x10de)
+        }
+        fn config_write(&self, _: u16, _: u8, _: u32) -> Result<(), PlatformError> {
+            Ok(())
+        }
+        fn reset(&mut self) -> Result<(), PlatformError> {
+            Ok(())
         }
     }
 
@@ -307,12 +435,27 @@ mod tests {
     }
 
     #[test]
-    fn invalidate_is_tinygrads_value() {
-        let regs = Regs::default();
-        invalidate_tlb(&regs);
+    fn invalidate_is_tinygrads_value_then_waits_for_the_trigger_to_clear() {
+        let regs = Regs::busy_for(3);
+        invalidate_tlb(&regs).unwrap();
         assert_eq!(
             regs.0.borrow().as_slice(),
             &[(0xb8_30b0, (1 << 0) | (1 << 1) | (1 << 6) | (1 << 31))]
         );
+        assert_eq!(regs.1.get(), 0, "polled until TRIGGER read false");
+        // One that never completes is a bounded error naming the register.
+        let e = invalidate_tlb(&Regs::busy_for(u32::MAX)).unwrap_err();
+        assert!(alloc::format!("{e}").contains("MMU_INVALIDATE_TRIGGER"), "{e}");
+    }
+
+    #[test]
+    fn bar1_binds_low_then_high_and_waits_for_the_bind() {
+        let regs = Regs::busy_for(2);
+        bar1_physical(&regs).unwrap();
+        // kbusBindBar1_GH100: LOW first, the HIGH write triggers the bind.
+        assert_eq!(regs.0.borrow().as_slice(), &[(0xb8_0f60, 0), (0xb8_0f64, 0)]);
+        assert_eq!(regs.1.get(), 0, "polled until PENDING and OUTSTANDING cleared");
+        let e = bar1_physical(&Regs::busy_for(u32::MAX)).unwrap_err();
+        assert!(alloc::format!("{e}").contains("BAR1_PENDING"), "{e}");
     }
 }

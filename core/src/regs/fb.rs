@@ -1,5 +1,5 @@
 //! Framebuffer registers: WPR2 bounds, usable FB size, GFW boot progress, the sysmem flush
-//! buffer, BAR1 instance block (pre-Hopper) and the PRAMIN window (Hopper, Blackwell).
+//! buffer (per architecture), BAR1 instance block (pre-Hopper) and the PRAMIN window (Hopper, Blackwell).
 
 use super::macros::register;
 use crate::chip::Arch;
@@ -66,21 +66,78 @@ register! {
         adr_63_40 / with_adr_63_40: u32 = 23:0, hwref("ADR_63_40");
     }
 
-    /// `NV_PFB_FBHUB_PCIE_FLUSH_SYSMEM_ADDR_LO`: Hopper's sysmem flush buffer, address >> 8
-    /// (`NV_PFB_NISO_FLUSH_SYSMEM_ADDR_SHIFT`), low word.
+    /// `NV_PFB_FBHUB_PCIE_FLUSH_SYSMEM_ADDR_LO`: Hopper's sysmem flush buffer, bus address
+    /// bits 31:0 as they are (`kmemsysProgramSysmemFlushBuffer_GH100` writes
+    /// `NvU64_LO32(sysmemFlushBuffer)`, no shift; the hardware ignores bits 7:0).
     pub struct PfbFbhubPcieFlushSysmemAddrLo @ [match arch {
         Arch::Hopper => 0x0010_0a34,
     }] hwref("NV_PFB_FBHUB_PCIE_FLUSH_SYSMEM_ADDR_LO") {
-        /// Low 32 bits of address >> 8.
+        /// Address bits 31:0.
         adr / with_adr: u32 = 31:0, hwref("ADR");
     }
 
-    /// `NV_PFB_FBHUB_PCIE_FLUSH_SYSMEM_ADDR_HI`: high word (written first).
+    /// `NV_PFB_FBHUB_PCIE_FLUSH_SYSMEM_ADDR_HI`: address bits 51:32 (`_ADR_MASK` 0xfffff),
+    /// written before the low word.
     pub struct PfbFbhubPcieFlushSysmemAddrHi @ [match arch {
         Arch::Hopper => 0x0010_0a38,
     }] hwref("NV_PFB_FBHUB_PCIE_FLUSH_SYSMEM_ADDR_HI") {
-        /// High bits of address >> 8 (`_ADR_MASK` 0xfffff).
+        /// Address bits 51:32.
         adr / with_adr: u32 = 31:0, hwref("ADR");
+    }
+
+    /// `NV_PFB_HSHUB_PCIE_FLUSH_SYSMEM_ADDR_LO` in HSHUB0 (GB10x): bus address bits 31:0
+    /// (`_ADR_MASK` 0xffffff00). `dev_hshub_base.h` gives the offset inside an HSHUB;
+    /// `_kmemsysInitHshub0Aperture_GB100` puts HSHUB0 at [`HSHUB0`].
+    pub struct PfbHshubPcieFlushSysmemAddrLo @ [0x0e50 in HSHUB0]
+        hwref("NV_PFB_HSHUB_PCIE_FLUSH_SYSMEM_ADDR_LO", only Arch::BlackwellGb10x)
+    {
+        /// Address bits 31:0.
+        adr / with_adr: u32 = 31:0, hwref("ADR");
+    }
+
+    /// `NV_PFB_HSHUB_PCIE_FLUSH_SYSMEM_ADDR_HI` in HSHUB0 (GB10x): address bits 51:32.
+    pub struct PfbHshubPcieFlushSysmemAddrHi @ [0x0e54 in HSHUB0]
+        hwref("NV_PFB_HSHUB_PCIE_FLUSH_SYSMEM_ADDR_HI", only Arch::BlackwellGb10x)
+    {
+        /// Address bits 51:32.
+        adr / with_adr: u32 = 31:0, hwref("ADR");
+    }
+
+    /// `NV_PFB_HSHUB_EG_PCIE_FLUSH_SYSMEM_ADDR_LO` in HSHUB0 (GB10x): the egress copy, which
+    /// must hold the same address ("See bug 4503681", `kmemsysProgramSysmemFlushBuffer_GB100`).
+    pub struct PfbHshubEgPcieFlushSysmemAddrLo @ [0x06c0 in HSHUB0]
+        hwref("NV_PFB_HSHUB_EG_PCIE_FLUSH_SYSMEM_ADDR_LO", only Arch::BlackwellGb10x)
+    {
+        /// Address bits 31:0.
+        adr / with_adr: u32 = 31:0, hwref("ADR");
+    }
+
+    /// `NV_PFB_HSHUB_EG_PCIE_FLUSH_SYSMEM_ADDR_HI` in HSHUB0 (GB10x): address bits 51:32.
+    pub struct PfbHshubEgPcieFlushSysmemAddrHi @ [0x06c4 in HSHUB0]
+        hwref("NV_PFB_HSHUB_EG_PCIE_FLUSH_SYSMEM_ADDR_HI", only Arch::BlackwellGb10x)
+    {
+        /// Address bits 51:32.
+        adr / with_adr: u32 = 31:0, hwref("ADR");
+    }
+
+    /// `NV_PFB_FBHUB0_PCIE_FLUSH_SYSMEM_ADDR_LO` (GB20x): bus address bits 31:0. OpenRM
+    /// 570.144 publishes no header for it (`kmemsysProgramSysmemFlushBuffer_GB10B` uses it);
+    /// the address is nouveau's `nvhw/ref/gb10b/dev_fbhub.h` (0x008a1d58), which
+    /// `gb202_fb_sysmem_flush_page_init` writes, as nova-core's `fb/hal/gb202.rs` does.
+    pub struct PfbFbhub0PcieFlushSysmemAddrLo @ [match arch {
+        Arch::BlackwellGb20x => 0x008a_1d58,
+    }] hwref("NV_PFB_FBHUB0_PCIE_FLUSH_SYSMEM_ADDR_LO"; absent [GB202]) {
+        /// Address bits 31:0.
+        adr / with_adr: u32 = 31:0, hwref("ADR"; absent [GB202]);
+    }
+
+    /// `NV_PFB_FBHUB0_PCIE_FLUSH_SYSMEM_ADDR_HI` (GB20x): address bits 51:32 (nouveau's
+    /// `dev_fbhub.h`: 0x008a1d5c).
+    pub struct PfbFbhub0PcieFlushSysmemAddrHi @ [match arch {
+        Arch::BlackwellGb20x => 0x008a_1d5c,
+    }] hwref("NV_PFB_FBHUB0_PCIE_FLUSH_SYSMEM_ADDR_HI"; absent [GB202]) {
+        /// Address bits 51:32.
+        adr / with_adr: u32 = 31:0, hwref("ADR"; absent [GB202]);
     }
 
     /// `NV_PBUS_BAR1_BLOCK`: BAR1 instance block, Turing to Ada (Hopper moved it to
@@ -130,37 +187,116 @@ impl UsableFbSizeInMb {
     }
 }
 
-/// Programs the sysmem flush buffer at bus address `address` (256-byte aligned), choosing
-/// the registers of `arch` (high word first).
+/// `NV_PFB_HSHUB0` = 0x870fff:0x870000: where GB10x's HSHUB0 registers sit in BAR0
+/// (`_kmemsysInitHshub0Aperture_GB100`, kern_mem_sys_gb100.c; nova-core's `fb/hal/gb100.rs`
+/// uses the same base).
+pub const HSHUB0: u32 = 0x0087_0000;
+
+/// The widest bus address the Hopper and Blackwell flush registers hold: `_HI_ADR_MASK`
+/// 0xfffff over bits 51:32 ("Assert when Sysmem Flush buffer has more than 52-bit address").
+pub const SYSMEM_FLUSH_ADDRESS_BITS: u32 = 52;
+
+/// Why a sysmem flush buffer address cannot be programmed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SysmemFlushError {
+    /// The chip's registers cannot hold the address (unaligned, or too wide).
+    Unencodable {
+        /// The bus address.
+        address: u64,
+        /// The bits the registers hold.
+        bits: u32,
+    },
+    /// The registers do not exist on this architecture.
+    Register(RegisterError),
+}
+
+impl core::fmt::Display for SysmemFlushError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SysmemFlushError::Unencodable { address, bits } => write!(
+                f,
+                "the sysmem flush buffer's bus address {address:#x} is not 256-byte aligned \
+                 below 2^{bits}, which the flush registers require"
+            ),
+            SysmemFlushError::Register(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for SysmemFlushError {}
+
+impl From<RegisterError> for SysmemFlushError {
+    fn from(e: RegisterError) -> Self {
+        SysmemFlushError::Register(e)
+    }
+}
+
+/// Programs the sysmem flush buffer (the page every sysmembar reads, `kern_mem_sys_ga100.c`:
+/// "The actual memory does have to be valid and allocated at all times") at bus address
+/// `address`, with `arch`'s registers, high word first ("the hardware will trigger the flush
+/// on the LO write", nova-core). Turing to Ada take the address >> 8
+/// (`NV_PFB_NISO_FLUSH_SYSMEM_ADDR_SHIFT`, `kmemsysProgramSysmemFlushBuffer_GA100`); Hopper
+/// and Blackwell take it as it is (`kmemsysProgramSysmemFlushBuffer_GH100`, `_GB100` into
+/// both HSHUB0 pairs, `_GB10B` for GB20x).
 pub fn write_sysmem_flush_address(
     bar: &impl Bar0,
     arch: Arch,
     address: u64,
-) -> Result<(), RegisterError> {
-    let shifted = address >> 8;
-    let (low, high) = (shifted as u32, (shifted >> 32) as u32);
+) -> Result<(), SysmemFlushError> {
+    let bits = match arch {
+        Arch::Turing | Arch::Ampere | Arch::Ada => 64,
+        _ => SYSMEM_FLUSH_ADDRESS_BITS,
+    };
+    if address % 256 != 0 || (bits < 64 && address >> bits != 0) {
+        return Err(SysmemFlushError::Unencodable { address, bits });
+    }
+    // CAST: the halves of the (shifted) address.
+    let halves = |a: u64| ((a >> 32) as u32, a as u32);
     match arch {
         Arch::Turing | Arch::Ampere | Arch::Ada => {
+            let (high, low) = halves(address >> 8);
             PfbNisoFlushSysmemAddrHi::default()
                 .with_adr_63_40(high)
                 .write(bar, arch)?;
             PfbNisoFlushSysmemAddr::default()
                 .with_adr_39_08(low)
-                .write(bar, arch)
+                .write(bar, arch)?;
         }
         Arch::Hopper => {
+            let (high, low) = halves(address);
             PfbFbhubPcieFlushSysmemAddrHi::default()
                 .with_adr(high)
                 .write(bar, arch)?;
             PfbFbhubPcieFlushSysmemAddrLo::default()
                 .with_adr(low)
-                .write(bar, arch)
+                .write(bar, arch)?;
         }
-        Arch::BlackwellGb10x | Arch::BlackwellGb20x => Err(RegisterError::NotOnArch {
-            register: "NV_PFB_FBHUB_PCIE_FLUSH_SYSMEM_ADDR_LO",
-            arch,
-        }),
+        Arch::BlackwellGb10x => {
+            let (high, low) = halves(address);
+            PfbHshubPcieFlushSysmemAddrHi::default()
+                .with_adr(high)
+                .write(bar);
+            PfbHshubPcieFlushSysmemAddrLo::default()
+                .with_adr(low)
+                .write(bar);
+            PfbHshubEgPcieFlushSysmemAddrHi::default()
+                .with_adr(high)
+                .write(bar);
+            PfbHshubEgPcieFlushSysmemAddrLo::default()
+                .with_adr(low)
+                .write(bar);
+        }
+        Arch::BlackwellGb20x => {
+            let (high, low) = halves(address);
+            PfbFbhub0PcieFlushSysmemAddrHi::default()
+                .with_adr(high)
+                .write(bar, arch)?;
+            PfbFbhub0PcieFlushSysmemAddrLo::default()
+                .with_adr(low)
+                .write(bar, arch)?;
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -183,19 +319,50 @@ mod tests {
     #[test]
     fn sysmem_flush_writes_high_then_low_per_arch() {
         let bar = Writes::default();
-        write_sysmem_flush_address(&bar, Arch::Hopper, 0x0123_4567_8900).unwrap();
+        let addr = 0x0123_4567_8900;
+        let writes = |arch| {
+            bar.0.borrow_mut().clear();
+            write_sysmem_flush_address(&bar, arch, addr).unwrap();
+            bar.0.borrow().clone()
+        };
+        // Hopper and Blackwell: the address as it is (nova-core, nouveau, OpenRM).
         assert_eq!(
-            bar.0.borrow().as_slice(),
-            &[(0x100a38, 0x1), (0x100a34, 0x2345_6789)]
+            writes(Arch::Hopper),
+            [(0x100a38, 0x123), (0x100a34, 0x4567_8900)]
         );
-        bar.0.borrow_mut().clear();
-        write_sysmem_flush_address(&bar, Arch::Ada, 0x0123_4567_8900).unwrap();
         assert_eq!(
-            bar.0.borrow().as_slice(),
-            &[(0x100c40, 0x1), (0x100c10, 0x2345_6789)]
+            writes(Arch::BlackwellGb10x),
+            [
+                (0x870e54, 0x123),
+                (0x870e50, 0x4567_8900),
+                (0x8706c4, 0x123),
+                (0x8706c0, 0x4567_8900)
+            ]
         );
-        bar.0.borrow_mut().clear();
-        assert!(write_sysmem_flush_address(&bar, Arch::BlackwellGb20x, 0).is_err());
+        assert_eq!(
+            writes(Arch::BlackwellGb20x),
+            [(0x8a1d5c, 0x123), (0x8a1d58, 0x4567_8900)]
+        );
+        // Turing to Ada: address >> 8.
+        assert_eq!(
+            writes(Arch::Ada),
+            [(0x100c40, 0x1), (0x100c10, 0x2345_6789)]
+        );
+    }
+
+    #[test]
+    fn sysmem_flush_refuses_what_the_registers_cannot_hold() {
+        let bar = Writes::default();
+        for (arch, addr) in [
+            (Arch::Hopper, 1u64 << 52),
+            (Arch::BlackwellGb20x, 0x1080),
+            (Arch::BlackwellGb10x, (1 << 52) + 0x1000),
+        ] {
+            assert!(matches!(
+                write_sysmem_flush_address(&bar, arch, addr),
+                Err(SysmemFlushError::Unencodable { .. })
+            ));
+        }
         assert!(bar.0.borrow().is_empty());
     }
 

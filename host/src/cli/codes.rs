@@ -409,7 +409,12 @@ fn open_code(e: &OpenError) -> ErrorCode {
 fn boot_code(e: &BootError) -> ErrorCode {
     use BootErrorKind as K;
     match &e.kind {
-        K::UnknownChip(_) | K::BootPathNotImplemented { .. } => CHIP_NOT_BOOTABLE,
+        K::UnknownChip(_)
+        | K::BootPathNotImplemented { .. }
+        | K::NotAnNvidiaGpu { .. }
+        | K::ChipMismatch { .. } => CHIP_NOT_BOOTABLE,
+        K::ConfigSpaceNotBack { .. } | K::BarFirewall { .. } | K::Bar0Dead { .. } => BOOT_FSP,
+        K::SysmemFlush(_) => BOOT_SETUP,
         K::Wpr2UpNoReset { source, .. } => platform_code(source)
             .filter(|c| *c == GPU_GONE)
             .unwrap_or(WPR2_STUCK),

@@ -1,47 +1,18 @@
 //! PCI device id → chip, for naming a GPU before BAR0 is read (`nvbare list`).
 //!
-//! NVIDIA allocates device ids per chip in blocks of 0x80 (0x40 for GA102): every id in the
-//! "Compatible GPUs" table of OpenRM 570.144's README falls in the block of its chip (checked
-//! by the tests below against that table, through the product names). The id only names the
-//! chip for display; opening a GPU identifies it from `NV_PMC_BOOT_42` (`nvbare_core::chip`).
+//! The blocks are `nvbare_core::chip::DEVICE_ID_BLOCKS` (the boot needs them too, to know
+//! which readiness waits come before BAR0 may be read); the tests here check them against
+//! OpenRM 570.144's README. The id only names the chip for display; opening a GPU identifies
+//! it from `NV_PMC_BOOT_42` (`nvbare_core::chip`).
 
 use nvbare_core::chip::{Chip, KNOWN_BOARDS};
 
-/// Device-id blocks, `(first, last, chip)`, inclusive.
-const ID_BLOCKS: &[(u16, u16, Chip)] = &[
-    (0x1e00, 0x1e7f, Chip::TU102),
-    (0x1e80, 0x1eff, Chip::TU104),
-    (0x1f00, 0x1f7f, Chip::TU106),
-    (0x1f80, 0x1fff, Chip::TU117),
-    (0x2080, 0x20ff, Chip::GA100),
-    (0x2180, 0x21ff, Chip::TU116),
-    (0x2200, 0x223f, Chip::GA102),
-    (0x2300, 0x237f, Chip::GH100),
-    (0x2400, 0x247f, Chip::GA103),
-    (0x2480, 0x24ff, Chip::GA104),
-    (0x2500, 0x257f, Chip::GA106),
-    (0x2580, 0x25ff, Chip::GA107),
-    (0x2680, 0x26ff, Chip::AD102),
-    (0x2700, 0x277f, Chip::AD103),
-    (0x2780, 0x27ff, Chip::AD104),
-    (0x2800, 0x287f, Chip::AD106),
-    (0x2880, 0x28ff, Chip::AD107),
-    (0x2900, 0x297f, Chip::GB100),
-    (0x2b80, 0x2bff, Chip::GB202),
-    (0x2c00, 0x2c7f, Chip::GB203),
-    (0x2d00, 0x2d7f, Chip::GB206),
-    (0x2d80, 0x2dff, Chip::GB207),
-    (0x2f00, 0x2f7f, Chip::GB205),
-];
+#[cfg(test)]
+use nvbare_core::chip::DEVICE_ID_BLOCKS as ID_BLOCKS;
 
 /// The chip behind PCI device id `device_id` (vendor 0x10de), if the id is in a known block.
 pub fn chip_of_device_id(device_id: u16) -> Option<Chip> {
-    Chip::from_pci_device_id(device_id).or_else(|| {
-        ID_BLOCKS
-            .iter()
-            .find(|(first, last, _)| (*first..=*last).contains(&device_id))
-            .map(|&(_, _, chip)| chip)
-    })
+    Chip::from_pci_device_id(device_id)
 }
 
 /// The board's marketing name, for the boards `nvbare_core::chip` names.

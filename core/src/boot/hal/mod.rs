@@ -96,6 +96,17 @@ pub fn for_chip(chip: Chip) -> Option<ChipHal> {
     })
 }
 
+/// The FSP block of an architecture, before the exact chip is known (the readiness waits
+/// that come before `NV_PMC_BOOT_42` may be read); `None` for the booter architectures.
+pub fn for_arch(arch: Arch) -> Option<&'static dyn FspHal> {
+    match arch {
+        Arch::Hopper => Some(&gh100::Gh100),
+        Arch::BlackwellGb10x => Some(&gb100::Gb10x),
+        Arch::BlackwellGb20x => Some(&gb202::Gb20x),
+        Arch::Turing | Arch::Ampere | Arch::Ada => None,
+    }
+}
+
 /// Parses a 64-digit hex string at compile time (for the pinned digests).
 pub(crate) const fn sha256_hex(s: &str) -> [u8; 32] {
     const fn nibble(c: u8) -> u8 {

@@ -32,7 +32,7 @@ fn identify_refuses_booter_chips_and_vanished_devices() {
     assert!(f.error.is_device_gone());
     assert_mentions(
         &f.error.to_string(),
-        &["NV_PMC_BOOT_0", "no longer answers", "vfio-pci"],
+        &["config space", "no longer answers", "vfio-pci"],
     );
 }
 
@@ -150,20 +150,31 @@ fn bad_firmware_names_the_file_and_the_remedy() {
 }
 
 #[test]
+fn an_fsp_that_never_boots_fails_identify_before_any_other_bar0_read() {
+    let files = Files::gh100();
+    let (e, text, p) = fails(
+        Script {
+            fsp_never_ready: true,
+            ..Script::default()
+        },
+        &files,
+    );
+    // The device id (config space) names a GH100 board, so the FSP wait comes before
+    // NV_PMC_BOOT_0/42, WPR2 or the FB size is read (kgspWaitForGfwBootOk before
+    // kgspCalculateFbLayout; kbifDoFunctionLevelReset_GH100).
+    assert_eq!(e.stage, Stage::Identify, "{text}");
+    assert_mentions(
+        &text,
+        &["FSP never reported its boot complete", "0x200bc", "reset the GPU"],
+    );
+    assert_eq!(p.seen().reads_before_fsp_ready, 0, "{text}");
+    assert!(p.seen().cot.is_none());
+}
+
+#[test]
 fn every_fsp_check_fails_clearly() {
     let files = Files::gh100();
     let cases: Vec<(Script, &[&str])> = std::vec![
-        (
-            Script {
-                fsp_never_ready: true,
-                ..Script::default()
-            },
-            &[
-                "FSP never reported its boot complete",
-                "0x200bc",
-                "reset the GPU"
-            ],
-        ),
         (
             Script {
                 fsp_busy: true,

@@ -142,6 +142,11 @@ pub struct Seen {
     pub master_while_wpr2_up: bool,
     pub wpr_meta: Vec<u8>,
     pub system_info: Vec<u8>,
+    /// BAR0 reads other than the FSP's boot status made while the FSP had not reported its
+    /// boot complete (OpenRM reads nothing else until `kfspWaitForSecureBoot` passed).
+    pub reads_before_fsp_ready: u32,
+    /// `(HI, LO)` of the sysmem flush registers, as last written.
+    pub sysmem_flush: (u32, u32),
 }
 
 pub(super) struct Alloc {
@@ -421,6 +426,9 @@ impl Bar0 for FakePlatform {
         if d.gone {
             return u32::MAX;
         }
+        if offset != d.fsp_scratch() && d.script.fsp_never_ready {
+            d.seen.reads_before_fsp_ready += 1;
+        }
         match offset {
             0x0 => 0x1720_00a1,
             0xa00 => d.script.boot42,
@@ -471,6 +479,13 @@ impl Bar0 for FakePlatform {
             return;
         }
         match offset {
+            0x100a38 | 0x8a1d5c | 0x870e54 => d.seen.sysmem_flush.0 = value,
+            0x100a34 | 0x8a1d58 | 0x870e50 => {
+                // The flush registers are programmed before the chain of trust.
+                if d.seen.cot.is_none() {
+                    d.seen.sysmem_flush.1 = value;
+                }
+            }
             EMEMC => {
                 d.emem_off = (value >> 2 & 0x3f) + (value >> 8 & 0xff) * 64;
                 d.aincw = value & 1 << 24 != 0;
@@ -576,14 +591,33 @@ impl Platform for FakePlatform {
         d.allocs.remove(&mem.id);
     }
 
-    fn config_read(&self, offset: u16, _size: u8) -> Result<u32, PlatformError> {
-        Ok(match offset {
-            0x04 => self.dev.borrow().command,
-            0x00 => 0x2335_10de,
+    fn config_read(&self, offset: u16, size: u8) -> Result<u32, PlatformError> {
+        let d = self.dev.borrow();
+        let mask = match size {
+            1 => 0xff,
+            2 => 0xffff,
+            _ => u32::MAX,
+        };
+        // A vanished function reads all ones, as on PCI.
+        if d.gone {
+            return Ok(mask);
+        }
+        // A board of the scripted chip: the device id names its family.
+        let device_id: u32 = match crate::chip::Chip::identify(crate::regs::PmcBoot42::from_raw(d.script.boot42)) {
+            Ok(crate::chip::Chip::GH100) => 0x2335,
+            Ok(crate::chip::Chip::GB100) => 0x2901,
+            Ok(crate::chip::Chip::GB202) => 0x2b85,
+            Ok(crate::chip::Chip::AD102) => 0x2684,
+            _ => 0x1234,
+        };
+        let dword = match offset & !3 {
+            0x00 => device_id << 16 | 0x10de,
+            0x04 => d.command,
             0x08 => 0xa1,
             0x2c => 0x18be_10de,
             _ => 0,
-        })
+        };
+        Ok((dword >> ((offset & 3) * 8)) & mask)
     }
 
     fn config_write(&self, offset: u16, _: u8, value: u32) -> Result<(), PlatformError> {

@@ -58,6 +58,8 @@ fn options() -> BootOptions {
     BootOptions {
         timeouts: Timeouts {
             fsp_boot_ns: Some(5 * MS),
+            config_space_ns: 5 * MS,
+            bar_firewall_ns: 5 * MS,
             fsp_ns: 5 * MS,
             lockdown_ns: 5 * MS,
             status_queue_ns: 5 * MS,
@@ -120,6 +122,10 @@ fn gh100_boots_reports_and_tears_down_then_boots_again() {
     assert_eq!(gsp.wpr2(), 0x8f0_0000..0x8f1_0000, "as the fake raised it");
 
     let seen = gsp.platform().seen();
+    // The sysmem flush buffer was programmed before the COT, with a DMA page's bus address
+    // as it is (GH100's registers take no shift).
+    let flush = u64::from(seen.sysmem_flush.0) << 32 | u64::from(seen.sysmem_flush.1);
+    assert!(flush != 0 && flush % 4096 == 0, "{flush:#x}");
     let cot = seen.cot.unwrap();
     assert_eq!({ cot.version }, 1);
     assert_eq!({ cot.frts_vidmem_offset }, 0x200000);

@@ -2,7 +2,8 @@
 //! stable keys that a list of explained differences can name:
 //!
 //! - `bar0-write-only WHO 0xOFFSET`: WHO wrote a BAR0 register the other never wrote;
-//! - `bar0-read-only WHO 0xOFFSET`: WHO read one the other never touched;
+//! - `bar0-read-only WHO 0xOFFSET`: WHO read a BAR0 register the other never read (it may
+//!   write it: a wait for a write's completion is a read only one driver does);
 //! - `bar0-poll-only WHO 0xOFFSET`: both read it, only WHO polled it (read it again with
 //!   nothing but reads in between: a collapsed event of count ≥ 2);
 //! - `cfg-write-only WHO 0xOFFSET/SIZE`, `cfg-read-only WHO 0xOFFSET/SIZE`: config space;
@@ -166,6 +167,18 @@ pub fn differences(
 ) -> Vec<Difference> {
     let sides = [(a.0, summarize(a.1)), (b.0, summarize(b.1))];
     let name = |o: u32| regs.name(o).unwrap_or("(no hwref name)").to_string();
+    let marker = |m: &Marker| {
+        let n = match m.kind {
+            Kind::CfgRead | Kind::CfgWrite => regs.config_name(m.offset),
+            _ => regs.name(m.offset),
+        };
+        format!(
+            "{} {:#x} ({})",
+            m.kind.word(),
+            m.offset,
+            n.unwrap_or("no hwref name")
+        )
+    };
     let cfg_name = |o: u32| regs.config_name(o).unwrap_or("(no hwref name)").to_string();
     let mut out = Vec::new();
     for (i, (who, s)) in sides.iter().enumerate() {
@@ -178,13 +191,20 @@ pub fn differences(
                 detail: format!("{} written {n}× (values {})", name(o), vs.join(", ")),
             });
         }
-        let touched_by_other =
-            |o: &u32| other.reads.contains_key(o) || other.writes.contains_key(o);
         for (&o, &(n, polled)) in &s.reads {
-            if !touched_by_other(&o) {
+            if !other.reads.contains_key(&o) {
+                let written = if other.writes.contains_key(&o) {
+                    " (the other only writes it)"
+                } else {
+                    ""
+                };
                 out.push(Difference {
                     key: format!("bar0-read-only {who} {o:#010x}"),
-                    detail: format!("{} read {n}×{}", name(o), if polled { ", polled" } else { "" }),
+                    detail: format!(
+                        "{} read {n}×{}{written}",
+                        name(o),
+                        if polled { ", polled" } else { "" }
+                    ),
                 });
             } else if polled && other.reads.get(&o).is_none_or(|&(_, p)| !p) {
                 out.push(Difference {
@@ -219,15 +239,7 @@ pub fn differences(
         if oa != ob {
             out.push(Difference {
                 key: format!("order {} {}={oa} {}={ob}", r.name, a.0, b.0),
-                detail: format!(
-                    "{} {:#x} ({}) before {} {:#x} ({})",
-                    r.first.kind.word(),
-                    r.first.offset,
-                    name(r.first.offset),
-                    r.then.kind.word(),
-                    r.then.offset,
-                    name(r.then.offset)
-                ),
+                detail: format!("{} before {}", marker(&r.first), marker(&r.then)),
             });
         }
     }

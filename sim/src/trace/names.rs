@@ -160,7 +160,11 @@ impl RegisterNames {
     pub fn from_published(published: &Path, chip: &str) -> RegisterNames {
         let mut names = RegisterNames::default();
         let start = CHIPS.iter().position(|(_, c)| *c == chip).unwrap_or(0);
-        for (i, (family, c)) in CHIPS[start..].iter().enumerate() {
+        // Every chip's headers first: a window base one chip's headers lack (GH100's
+        // dev_vm.h has no NV_VIRTUAL_FUNCTION_FULL_PHYS_OFFSET) comes from another's.
+        let mut chips = Vec::new();
+        let mut any_bases: BTreeMap<String, u32> = BTreeMap::new();
+        for (family, c) in &CHIPS[start..] {
             let dir = published.join(family).join(c);
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
@@ -181,6 +185,15 @@ impl RegisterNames {
                 let (regs, values) = scan(&text);
                 bases.extend(values);
                 scanned.push((file, regs));
+            }
+            for (k, v) in &bases {
+                any_bases.entry(k.clone()).or_insert(*v);
+            }
+            chips.push((c, scanned, bases));
+        }
+        for (i, (c, scanned, mut bases)) in chips.into_iter().enumerate() {
+            for (k, v) in &any_bases {
+                bases.entry(k.clone()).or_insert(*v);
             }
             let suffix = if i == 0 {
                 String::new()

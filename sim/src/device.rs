@@ -447,8 +447,14 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return u32::MAX;
         }
-        let value = self.inner.lock().config.read(offset, size).unwrap_or(u32::MAX);
-        self.inner.traced(Kind::CfgRead, offset, size, value, "config");
+        let value = self
+            .inner
+            .lock()
+            .config
+            .read(offset, size)
+            .unwrap_or(u32::MAX);
+        self.inner
+            .traced(Kind::CfgRead, offset, size, value, "config");
         value
     }
 
@@ -461,7 +467,8 @@ impl SimGpu {
         let ok = st.config.write(offset, size, value).is_some();
         self.inner.bus.set_bus_master(st.config.bus_master());
         drop(st);
-        self.inner.traced(Kind::CfgWrite, offset, size, value, "config");
+        self.inner
+            .traced(Kind::CfgWrite, offset, size, value, "config");
         self.inner.kick();
         ok
     }

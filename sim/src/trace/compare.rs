@@ -405,7 +405,11 @@ mod tests {
 
     #[test]
     fn malformed_explanations_are_refused_by_line() {
-        assert!(Explained::parse("key without reason\n").unwrap_err().contains("line 1"));
+        assert!(
+            Explained::parse("key without reason\n")
+                .unwrap_err()
+                .contains("line 1")
+        );
         assert!(
             Explained::parse("k | r\nk | again\n")
                 .unwrap_err()

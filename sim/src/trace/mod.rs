@@ -152,10 +152,7 @@ impl Trace {
         }
         let mut st = self.lock();
         let after = st.events.len();
-        let map = st
-            .dma
-            .entry((gpu, access == Access::Write))
-            .or_default();
+        let map = st.dma.entry((gpu, access == Access::Write)).or_default();
         let (mut start, mut end, mut first) = (addr, addr.saturating_add(len), after);
         // Ranges that start at most DMA_GAP past `end` and end at most DMA_GAP before `start`
         // merge.
@@ -187,13 +184,14 @@ impl Trace {
             .dma
             .iter()
             .flat_map(|(&(gpu, write), m)| {
-                m.iter().map(move |(&start, &(end, after_event))| DmaRegion {
-                    gpu,
-                    access: if write { Access::Write } else { Access::Read },
-                    start,
-                    end,
-                    after_event,
-                })
+                m.iter()
+                    .map(move |(&start, &(end, after_event))| DmaRegion {
+                        gpu,
+                        access: if write { Access::Write } else { Access::Read },
+                        start,
+                        end,
+                        after_event,
+                    })
             })
             .collect();
         out.sort_by_key(|r| (r.after_event, r.start));

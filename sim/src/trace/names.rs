@@ -17,7 +17,8 @@
 //! - headers relative to something a trace does not see (runlist, FBIF, context images,
 //!   instance memory, page tables, the XTL window) are left out.
 //!
-//! Names come from the chip's own directory first, then older chips' (a GB202 register only
+//! Names come from the chip's own directory first, then the chip-independent `nv_ref.h`, then
+//! older chips' (a GB202 register only
 //! Hopper's headers publish is still the same register: NVIDIA keeps addresses across
 //! families). A name from another chip's headers carries that chip: `NAME (gh100)`.
 
@@ -189,13 +190,21 @@ impl RegisterNames {
             for (k, v) in &bases {
                 any_bases.entry(k.clone()).or_insert(*v);
             }
-            chips.push((c, scanned, bases));
+            chips.push((*c, scanned, bases));
+            if chips.len() == 1 {
+                // The chip-independent `nv_ref.h` (NV_PMC_BOOT_42 is defined only there) right
+                // after the chip's own headers, named as its own.
+                if let Ok(text) = std::fs::read_to_string(published.join("nv_ref.h")) {
+                    let (regs, _) = scan(&text);
+                    chips.push(("", vec![("nv_ref.h".to_string(), regs)], BTreeMap::new()));
+                }
+            }
         }
         for (i, (c, scanned, mut bases)) in chips.into_iter().enumerate() {
             for (k, v) in &any_bases {
                 bases.entry(k.clone()).or_insert(*v);
             }
-            let suffix = if i == 0 {
+            let suffix = if i == 0 || c.is_empty() {
                 String::new()
             } else {
                 format!(" ({c})")
@@ -258,6 +267,62 @@ impl RegisterNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chip_is_named_from_its_own_headers_then_nv_ref_then_older_chips() {
+        let root = std::env::temp_dir().join(format!("nvbare-names-{}", std::process::id()));
+        let file = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        file(
+            "blackwell/gb202/dev_therm.h",
+            "#define NV_THERM_I2CS_SCRATCH 0x00ad00bc /* RW-4R */\n",
+        );
+        // GB202's dev_vm.h lacks the window base; GB100's has it.
+        file(
+            "blackwell/gb202/dev_vm.h",
+            "#define NV_VIRTUAL_FUNCTION_DOORBELL 0x30090 /* -W-4R */\n",
+        );
+        file(
+            "blackwell/gb100/dev_vm.h",
+            "#define NV_VIRTUAL_FUNCTION_FULL_PHYS_OFFSET 0x00BBFFFF:0x00B80000 /* RW--D */\n",
+        );
+        file(
+            "nv_ref.h",
+            "#define NV_PMC_BOOT_42 0x00000A00 /* R--4R */\n#define NV_PMC_BOOT_0 0x0 /* R--4R */\n",
+        );
+        file(
+            "hopper/gh100/dev_pmc.h",
+            "#define NV_PMC_BOOT_0 0x00000000 /* R--4R */\n#define NV_PMC_X 0x4 /* R--4R */\n",
+        );
+        file(
+            "hopper/gh100/dev_runlist.h",
+            "#define NV_RUNLIST_Y 0x8 /* RW-4R */\n",
+        );
+        file(
+            "blackwell/gb202/dev_xtl_ep_pcfg_gpu.h",
+            "#define NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2 0x000002B8 /* R--4R */\n",
+        );
+        let n = RegisterNames::from_published(&root, "gb202");
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(n.name(0xad00bc), Some("NV_THERM_I2CS_SCRATCH"));
+        assert_eq!(n.name(0xbb0090), Some("NV_VIRTUAL_FUNCTION_DOORBELL"));
+        assert_eq!(n.name(0xa00), Some("NV_PMC_BOOT_42"));
+        assert_eq!(
+            n.name(0x0),
+            Some("NV_PMC_BOOT_0"),
+            "nv_ref.h before older chips"
+        );
+        assert_eq!(n.name(0x4), Some("NV_PMC_X (gh100)"));
+        assert_eq!(n.name(0x8), None, "runlist-relative headers are left out");
+        assert_eq!(n.name(0x2b8), None, "config registers are not BAR0's");
+        assert_eq!(
+            n.config_name(0x2b8),
+            Some("NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2")
+        );
+    }
 
     #[test]
     fn registers_arrays_and_bases_are_read() {

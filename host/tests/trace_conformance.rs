@@ -157,7 +157,9 @@ fn out_dir() -> PathBuf {
 fn write_trace(trace: &Trace, names: &RegisterNames, file: &str) -> PathBuf {
     let path = out_dir().join(file);
     let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("a trace file"));
-    trace.write_text(&mut f, names).expect("the trace is written");
+    trace
+        .write_text(&mut f, names)
+        .expect("the trace is written");
     path
 }
 
@@ -238,7 +240,10 @@ fn tinygrad_and_nvbare_boot_a_gb202_alike_or_the_difference_is_explained() {
     // Timing-dependent differences come and go between runs; any other explained one that
     // went away should go from the list.
     for k in &verdict.stale {
-        if !explained.reason(k).is_some_and(|r| r.starts_with("timing:")) {
+        if !explained
+            .reason(k)
+            .is_some_and(|r| r.starts_with("timing:"))
+        {
             println!("explained but no longer different (drop the line): {k}");
         }
     }

@@ -121,11 +121,12 @@ pub fn sim_serve(
         writeln!(out, "  refused: {r}").map_err(CliError::Output)?;
     }
     if let (Some((path, file)), Some(trace)) = (trace_file, trace) {
-        let dir = a
-            .hwref
-            .clone()
-            .or_else(|| std::env::var_os("NVBARE_REFERENCE").map(|r| PathBuf::from(r).join(PUBLISHED)));
-        let names = dir.map_or_else(RegisterNames::none, |d| RegisterNames::from_published(&d, name));
+        let dir = a.hwref.clone().or_else(|| {
+            std::env::var_os("NVBARE_REFERENCE").map(|r| PathBuf::from(r).join(PUBLISHED))
+        });
+        let names = dir.map_or_else(RegisterNames::none, |d| {
+            RegisterNames::from_published(&d, name)
+        });
         let mut w = std::io::BufWriter::new(file);
         trace
             .write_text(&mut w, &names)

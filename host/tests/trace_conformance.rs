@@ -176,6 +176,12 @@ fn tinygrad_trace() -> Option<Arc<Trace>> {
         "{}",
         run.dump()
     );
+    let faults: Vec<_> = run
+        .warnings
+        .iter()
+        .filter(|w| w.contains("IOMMU"))
+        .collect();
+    assert!(faults.is_empty(), "tinygrad's DMA faulted: {faults:#?}");
     Some(trace)
 }
 
@@ -193,6 +199,13 @@ fn nvbare_trace(fw: &PathBuf) -> Arc<Trace> {
         &["demo", "--backend", "remote", "--device", &addr],
     ));
     r.succeeded();
+    let faults: Vec<String> = server.gpus()[0]
+        .log()
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains("IOMMU"))
+        .collect();
+    assert!(faults.is_empty(), "nvbare's DMA faulted: {faults:#?}");
     server.stop();
     trace
 }

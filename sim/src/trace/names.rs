@@ -335,7 +335,8 @@ mod tests {
 #define NV_X_FIELD_VALUE 0x00000001 /* RW--V */
 ";
         let (regs, values) = scan(text);
-        let got: Vec<(&str, u32, Option<(u32, u32)>)> = regs
+        type Row<'a> = (&'a str, u32, Option<(u32, u32)>);
+        let got: Vec<Row> = regs
             .iter()
             .map(|r| (r.name.as_str(), r.value, r.array))
             .collect();

@@ -227,8 +227,10 @@ fn report(diffs: &[Difference], explained: &Explained) -> String {
 #[test]
 fn tinygrad_and_nvbare_boot_a_gb202_alike_or_the_difference_is_explained() {
     let explained = Explained::parse(EXPLAINED).expect("tests/data/trace-explained.txt");
-    let Some(fw) = firmware("gb202") else { return };
+    // tinygrad first: without it (or its firmware) the test skips, or fails under
+    // NVBARE_REQUIRE_TINYGRAD=1.
     let Some(tg) = tinygrad_trace() else { return };
+    let Some(fw) = firmware("gb202") else { return };
     let nv = nvbare_trace(&fw);
     let names = RegisterNames::from_published(&reference_published(), "gb202");
     let tg_file = write_trace(&tg, &names, "tinygrad.trace");

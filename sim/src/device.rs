@@ -24,6 +24,7 @@ use crate::config::ConfigSpace;
 use crate::faults::FaultPlan;
 use crate::log::SimLog;
 use crate::memory::{Access, Bus, SysMem, Target, Vram};
+use crate::trace::{Event, Kind, Trace};
 use crate::units;
 
 /// How long the GPU reboots after a function-level reset before BAR0 answers: the FSP's
@@ -430,11 +431,16 @@ impl SimGpu {
         }
         if self.rebooting() {
             self.inner.note_rebooting_access("read", offset);
+            self.inner
+                .traced(Kind::Bar0Read, offset, 4, u32::MAX, "rebooting");
             return u32::MAX;
         }
-        self.inner
-            .with_unit(offset, |u, cx| u.read(cx, offset))
-            .unwrap_or(0)
+        let (value, unit) = self
+            .inner
+            .with_unit(offset, |u, cx| (u.read(cx, offset), u.name()))
+            .unwrap_or((0, "-"));
+        self.inner.traced(Kind::Bar0Read, offset, 4, value, unit);
+        value
     }
 
     /// Writes the BAR0 register at `offset` (dropped once the device is gone), and wakes the
@@ -445,10 +451,18 @@ impl SimGpu {
         }
         if self.rebooting() {
             self.inner.note_rebooting_access("write", offset);
+            self.inner
+                .traced(Kind::Bar0Write, offset, 4, value, "rebooting");
             return;
         }
-        self.inner
-            .with_unit(offset, |u, cx| u.write(cx, offset, value));
+        let unit = self
+            .inner
+            .with_unit(offset, |u, cx| {
+                u.write(cx, offset, value);
+                u.name()
+            })
+            .unwrap_or("-");
+        self.inner.traced(Kind::Bar0Write, offset, 4, value, unit);
         self.inner.kick();
     }
 
@@ -484,10 +498,20 @@ impl SimGpu {
         // GB202: "FSP disengage firewall around CRS release").
         if self.inner.spec.bar_firewall && offset & !3 == FIREWALL_REGISTER {
             let dword = if self.rebooting() { FIREWALL_ENGAGE } else { 0 };
-            return (dword >> ((offset & 3) * 8)) & ones;
+            let value = (dword >> ((offset & 3) * 8)) & ones;
+            self.inner
+                .traced(Kind::CfgRead, offset, size, value, "config");
+            return value;
         }
-        let st = self.inner.lock();
-        st.config.read(offset, size).unwrap_or(ones)
+        let value = self
+            .inner
+            .lock()
+            .config
+            .read(offset, size)
+            .unwrap_or(ones);
+        self.inner
+            .traced(Kind::CfgRead, offset, size, value, "config");
+        value
     }
 
     /// Writes PCI config space; false if the access is malformed or the device is gone.
@@ -499,6 +523,8 @@ impl SimGpu {
         let ok = st.config.write(offset, size, value).is_some();
         self.inner.bus.set_bus_master(st.config.bus_master());
         drop(st);
+        self.inner
+            .traced(Kind::CfgWrite, offset, size, value, "config");
         self.inner.kick();
         ok
     }
@@ -519,6 +545,7 @@ impl SimGpu {
         st.world.signals.push_back(Signal::Reset);
         st.kicked = true;
         drop(st);
+        self.inner.traced(Kind::Reset, 0, 0, 0, "device");
         self.inner.log.info("device", "function-level reset");
         self.inner.wake.notify_all();
     }
@@ -550,6 +577,12 @@ impl SimGpu {
             .iter()
             .map(|(&k, &v)| (k, v))
             .collect()
+    }
+
+    /// Records this GPU's driver accesses (BAR0, config, reset) and DMA into `trace`, as GPU
+    /// `index` of it, from now on; false if a trace was attached already (one per GPU).
+    pub fn set_trace(&self, trace: Arc<Trace>, index: u32) -> bool {
+        self.inner.bus.trace_tap().attach(trace, index)
     }
 
     /// Reads the real firmware files (which the simulated FSP and GSP-FMC check a driver's
@@ -613,6 +646,22 @@ impl Inner {
                      space, GB20x's BAR firewall and NV_THERM_I2CS_SCRATCH first)"
                 ),
             );
+        }
+    }
+
+    /// Records a driver access when a trace is attached (one `OnceLock` load when not).
+    #[inline]
+    fn traced(&self, kind: Kind, offset: u32, size: u32, value: u32, unit: &'static str) {
+        if let Some((t, gpu)) = self.bus.trace_tap().get() {
+            t.record(Event {
+                kind,
+                gpu,
+                offset,
+                size,
+                value,
+                count: 1,
+                unit,
+            });
         }
     }
 

@@ -25,6 +25,7 @@
 //! - [`units`]: the blocks of the GPU (identity, FSP, GSP, MMU, host/FIFO, copy, compute).
 //! - [`decode`]: the independent pushbuffer/QMD decoder.
 //! - [`remote`]: the GPUs served over tinygrad's remote PCI protocol.
+//! - [`trace`]: a record of a driver's BAR0, config and DMA traffic, and two records compared.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod chip;
@@ -37,6 +38,7 @@ pub mod log;
 pub mod memory;
 pub mod platform;
 pub mod remote;
+pub mod trace;
 pub mod units;
 
 pub use chip::{ChipSpec, SimChip};

@@ -655,6 +655,8 @@ pub struct Bus {
     /// Bus mastering (`PCI_COMMAND` bit 2), as the device's config space has it: every
     /// access to a bus address checks it here, whichever unit makes it.
     master: Arc<AtomicBool>,
+    /// Where accesses to bus addresses are recorded, when a trace is attached.
+    trace: crate::trace::Tap,
 }
 
 impl Bus {
@@ -665,6 +667,18 @@ impl Bus {
             sysmem,
             bar1,
             master: Arc::new(AtomicBool::new(false)),
+            trace: crate::trace::Tap::default(),
+        }
+    }
+
+    /// The tap DMA is recorded through (shared with the device that owns this bus).
+    pub fn trace_tap(&self) -> &crate::trace::Tap {
+        &self.trace
+    }
+
+    fn traced(&self, addr: u64, len: usize, access: Access) {
+        if let Some((t, gpu)) = self.trace.get() {
+            t.record_dma(gpu, access, addr, len as u64);
         }
     }
 
@@ -702,6 +716,7 @@ impl Bus {
             Target::Vram(pa) => self.vram.read(pa, out),
             Target::Bus(addr) => match self
                 .check_master(addr, out.len(), Access::Read)
+                .map(|()| self.traced(addr, out.len(), Access::Read))
                 .map(|()| self.bar1_vram(addr, out.len()))?
             {
                 Some(pa) => self.vram.read(pa, out),
@@ -716,6 +731,7 @@ impl Bus {
             Target::Vram(pa) => self.vram.write(pa, data),
             Target::Bus(addr) => match self
                 .check_master(addr, data.len(), Access::Write)
+                .map(|()| self.traced(addr, data.len(), Access::Write))
                 .map(|()| self.bar1_vram(addr, data.len()))?
             {
                 Some(pa) => self.vram.write(pa, data),

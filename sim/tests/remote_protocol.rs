@@ -348,3 +348,45 @@ fn loopback_only_unless_allowed() {
     assert_ne!(s.addr().port(), 0);
     s.stop();
 }
+
+#[test]
+fn a_traced_server_records_each_gpus_accesses_and_collapses_polls() {
+    use nvbare_sim::trace::{Kind, Trace};
+    let trace = std::sync::Arc::new(Trace::new());
+    let mut config = ServeConfig::new(SimChip::Gb202, loopback(), 2);
+    config.trace = Some(trace.clone());
+    let server = serve(config).unwrap();
+    let mut c = Client::connect(server.addr());
+    c.read32(1, 0x1fa828);
+    let (cmd, _) = c.rpc(Command::CfgRead, 1, 0, [0x4, 2, 0], &[]).unwrap();
+    c.rpc(Command::CfgWrite, 1, 0, [0x4, 2, cmd | 4], &[])
+        .unwrap();
+    for _ in 0..50 {
+        c.read32(0, 0xad00bc);
+    }
+    // A BAR0 write of two registers (streamed, no response), then a read to order it.
+    let two: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
+    c.send(Command::MmioWrite, 0, 0, [0x8f2c04, 8, 0], &two);
+    c.read32(0, 0x8f2c04);
+    drop(c);
+    server.stop();
+    let got: Vec<(Kind, u32, u32, u32, u64)> = trace
+        .events()
+        .iter()
+        .map(|e| (e.kind, e.gpu, e.offset, e.value, e.count))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Kind::Bar0Read, 1, 0x1fa828, 0, 1),
+            (Kind::CfgRead, 1, 0x4, 0, 1),
+            (Kind::CfgWrite, 1, 0x4, 4, 1),
+            (Kind::Bar0Read, 0, 0xad00bc, 0xff, 50),
+            (Kind::Bar0Write, 0, 0x8f2c04, 7, 1),
+            (Kind::Bar0Write, 0, 0x8f2c08, 9, 1),
+            (Kind::Bar0Read, 0, 0x8f2c04, 7, 1),
+        ]
+    );
+    // No DMA without a driver that sets anything up.
+    assert!(trace.dma().is_empty());
+}

@@ -168,6 +168,8 @@ error_codes! {
         "The message says why (memory for its VRAM, its firmware).";
     SERVE_THREAD "NVB-E405" "the server's thread could not be started"
         "The process is out of threads or memory; check ulimit -u.";
+    SERVE_TRACE "NVB-E406" "the trace file cannot be written"
+        "Give --trace a path in a writable directory.";
     FW_UNKNOWN_CHIP "NVB-E501" "unknown chip"
         "Give one of the chips the message lists, or all.";
     FW_UNUSABLE_SOURCE "NVB-E502" "the firmware source cannot be used"
@@ -286,6 +288,7 @@ impl CliError {
             CliError::List(_) => LIST_SYSFS,
             CliError::Setup(e) => setup_code(e),
             CliError::Serve(e) => serve_code(e),
+            CliError::Trace { .. } => SERVE_TRACE,
             CliError::Firmware(e) => firmware_code(e),
             CliError::Fault { report, .. } => fault_code(report),
             CliError::Gpu(e) => gpu_code(e, backend_code),

@@ -217,6 +217,15 @@ pub enum CliError {
     /// `nvbare sim serve` could not start.
     #[error(transparent)]
     Serve(#[from] nvbare_sim::remote::ServeError),
+    /// `nvbare sim serve --trace FILE` could not write FILE.
+    #[error("cannot write the trace to {}: {source}", path.display())]
+    Trace {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// `nvbare firmware` failed.
     #[error(transparent)]
     Firmware(#[from] nvbare_firmware_fetch::FetchError),

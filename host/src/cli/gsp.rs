@@ -143,11 +143,24 @@ fn run_over<P: Platform, T: GpuTask>(
     task: &mut T,
     dma_outstanding: impl Fn(&P) -> Option<usize>,
 ) -> Result<T::Output, CliError> {
-    let chip =
-        Chip::identify(PmcBoot42::read(&platform)).map_err(|source| CliError::UnknownChip {
-            on: opened.description.clone(),
-            source,
-        })?;
+    // The chip (for its firmware) from the PCI device id in config space: BAR0 may read all
+    // ones until the FSP booted and GB20x's BAR firewall is down, which the boot waits for
+    // first (core::boot::identify). Only a board outside the known id blocks is named by
+    // NV_PMC_BOOT_42 here; the boot then checks BOOT_42 against the id either way.
+    let by_id = platform
+        .config_read(2, 2)
+        .ok()
+        .and_then(|id| u16::try_from(id).ok())
+        .and_then(Chip::from_pci_device_id);
+    let chip = match by_id {
+        Some(chip) => chip,
+        None => Chip::identify(PmcBoot42::read(&platform)).map_err(|source| {
+            CliError::UnknownChip {
+                on: opened.description.clone(),
+                source,
+            }
+        })?,
+    };
     if chip.arch().boot_path() != BootPath::FspChainOfTrust {
         return Err(CliError::ChipNotBootable { chip });
     }

@@ -1,13 +1,18 @@
 //! The set-up commands: `nvbare list`, `bind`, `unbind` (over `crate::pci` and
 //! `crate::setup`), and `nvbare sim serve` (the simulator behind tinygrad's remote protocol).
 
+use std::fs::File;
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use nvbare_core::hal::{Wait, poll_until};
 use nvbare_sim::chip::SimChip;
 use nvbare_sim::remote::{ServeConfig, ServeStats, serve};
+use nvbare_sim::trace::Trace;
+use nvbare_sim::trace::names::RegisterNames;
 
 use super::error::CliError;
 use crate::clock::HostClock;
@@ -54,7 +59,19 @@ pub struct ServeArgs {
     /// who reaches the port reads and writes the simulated GPUs' memory.
     #[arg(long)]
     pub allow_remote: bool,
+    /// Record every BAR0 and config access, reset and DMA range into FILE (written when the
+    /// server stops; repeated polls collapsed).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// NVIDIA's published hwref headers (a `swref/published` directory) to name the trace's
+    /// registers from; default `$NVBARE_REFERENCE/open-gpu-kernel-modules-570.144/src/common/
+    /// inc/swref/published`. Without them the trace has offsets only.
+    #[arg(long, value_name = "DIR", requires = "trace")]
+    pub hwref: Option<PathBuf>,
 }
+
+/// Where `--hwref` defaults to, under `$NVBARE_REFERENCE`.
+const PUBLISHED: &str = "open-gpu-kernel-modules-570.144/src/common/inc/swref/published";
 
 /// `--chip` of the simulator: `gh100`, `gb100` or `gb202`.
 pub(super) fn parse_chip(s: &str) -> Result<SimChip, String> {
@@ -75,8 +92,15 @@ pub fn sim_serve(
     stop: impl Fn() -> bool,
     out: &mut impl Write,
 ) -> Result<ServeStats, CliError> {
+    // Create the trace file first: a path that cannot be written fails before serving.
+    let trace_file = match &a.trace {
+        Some(p) => Some((p, File::create(p).map_err(|source| trace_error(p, source))?)),
+        None => None,
+    };
+    let trace = trace_file.as_ref().map(|_| Arc::new(Trace::new()));
     let config = ServeConfig {
         allow_remote: a.allow_remote,
+        trace: trace.clone(),
         ..ServeConfig::new(a.chip, a.listen, a.gpus)
     };
     let server = serve(config)?;
@@ -100,5 +124,34 @@ pub fn sim_serve(
     for r in &stats.refusals {
         writeln!(out, "  refused: {r}").map_err(CliError::Output)?;
     }
+    if let (Some((path, file)), Some(trace)) = (trace_file, trace) {
+        let dir = a.hwref.clone().or_else(|| {
+            std::env::var_os("NVBARE_REFERENCE").map(|r| PathBuf::from(r).join(PUBLISHED))
+        });
+        let names = dir.map_or_else(RegisterNames::none, |d| {
+            RegisterNames::from_published(&d, name)
+        });
+        let mut w = std::io::BufWriter::new(file);
+        trace
+            .write_text(&mut w, &names)
+            .and_then(|()| w.flush())
+            .map_err(|source| trace_error(path, source))?;
+        writeln!(
+            out,
+            "trace: {} events, {} DMA ranges, {} register names -> {}",
+            trace.events().len(),
+            trace.dma().len(),
+            names.len(),
+            path.display()
+        )
+        .map_err(CliError::Output)?;
+    }
     Ok(stats)
+}
+
+fn trace_error(path: &Path, source: std::io::Error) -> CliError {
+    CliError::Trace {
+        path: path.to_path_buf(),
+        source,
+    }
 }

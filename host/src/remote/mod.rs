@@ -324,8 +324,17 @@ impl Remote {
             next_dma_id: 1,
             _lock: lock,
         };
+        // Memory decoding on, bus mastering off: the boot turns mastering on once WPR2 is
+        // down and the FSP booted (core::boot::identify), as on VFIO.
         remote
-            .set_bus_master(true)
+            .config_read(PCI_COMMAND, 2)
+            .and_then(|cmd| {
+                remote.config_write(
+                    PCI_COMMAND,
+                    2,
+                    (cmd | COMMAND_MEMORY) & !COMMAND_BUS_MASTER,
+                )
+            })
             .map_err(|source| OpenError::BusMaster {
                 addr: addr.into(),
                 source,

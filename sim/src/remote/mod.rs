@@ -35,6 +35,7 @@ use crate::chip::SimChip;
 use crate::device::{SimError, SimGpu};
 use crate::faults::FaultPlan;
 use crate::memory::SysMem;
+use crate::trace::Trace;
 use protocol::Command;
 
 /// What to serve, and where.
@@ -52,6 +53,8 @@ pub struct ServeConfig {
     /// Listen on an address that is not loopback. The protocol has no authentication: anyone
     /// who reaches the port reads and writes the simulated GPUs' memory.
     pub allow_remote: bool,
+    /// Record every GPU's BAR0, config and DMA traffic here (GPU `i` as index `i`).
+    pub trace: Option<Arc<Trace>>,
 }
 
 impl ServeConfig {
@@ -63,6 +66,7 @@ impl ServeConfig {
             gpus,
             faults: FaultPlan::default(),
             allow_remote: false,
+            trace: None,
         }
     }
 }
@@ -281,6 +285,11 @@ pub fn serve(config: ServeConfig) -> Result<Server, ServeError> {
                 .map_err(|source| ServeError::Gpu { index, source })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(t) = &config.trace {
+        for (i, g) in (0u32..).zip(&gpus) {
+            g.set_trace(t.clone(), i);
+        }
+    }
     let listener = TcpListener::bind(config.listen).map_err(|source| ServeError::Bind {
         addr: config.listen,
         source,

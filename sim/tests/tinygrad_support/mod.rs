@@ -27,8 +27,9 @@ pub struct Tinygrad {
     firmware: PathBuf,
 }
 
+/// The simulator crate's directory (this module is also compiled into host's tests).
 fn sim_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sim")
 }
 
 fn require() -> bool {

@@ -421,6 +421,8 @@ fn sim_serve_starts_on_loopback_stops_and_reports() {
         listen: "127.0.0.1:0".parse().unwrap(),
         gpus: 1,
         allow_remote: false,
+        trace: None,
+        hwref: None,
     };
     let mut out = Vec::new();
     let stats = setup::sim_serve(&a, || true, &mut out).unwrap();
@@ -440,6 +442,8 @@ fn sim_serve_starts_on_loopback_stops_and_reports() {
                 listen: "127.0.0.1:0".parse().unwrap(),
                 gpus: 1,
                 allow_remote: false,
+                trace: None,
+                hwref: None,
             }
         };
         setup::sim_serve(&a, || true, &mut Vec::new())
@@ -448,6 +452,45 @@ fn sim_serve_starts_on_loopback_stops_and_reports() {
     };
     assert_eq!(refused("0.0.0.0:0", 1), codes::SERVE_NOT_LOOPBACK);
     assert_eq!(refused("127.0.0.1:0", 0), codes::SERVE_GPU_COUNT);
+}
+
+#[test]
+fn sim_serve_writes_its_trace_when_it_stops_and_refuses_an_unwritable_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("boot.trace");
+    let a = ServeArgs {
+        chip: nvbare_sim::SimChip::Gb202,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        gpus: 1,
+        allow_remote: false,
+        trace: Some(file.clone()),
+        hwref: Some(dir.path().join("no-headers-here")),
+    };
+    let mut out = Vec::new();
+    setup::sim_serve(&a, || true, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains(&format!(
+            "trace: 0 events, 0 DMA ranges, 0 register names -> {}",
+            file.display()
+        )),
+        "{text}"
+    );
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.starts_with("# nvbare sim trace"), "{written}");
+    // A trace that cannot be written is refused before anything is served.
+    let a = ServeArgs {
+        trace: Some(dir.path().join("missing/dir/boot.trace")),
+        ..a
+    };
+    let mut out = Vec::new();
+    let e = setup::sim_serve(&a, || true, &mut out).unwrap_err();
+    assert_eq!(e.code(), codes::SERVE_TRACE);
+    assert!(
+        out.is_empty(),
+        "nothing served: {}",
+        String::from_utf8_lossy(&out)
+    );
 }
 
 #[test]

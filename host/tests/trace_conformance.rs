@@ -3,7 +3,7 @@
 //! GB202 over tinygrad's remote PCI protocol with the simulator's trace on; the differences
 //! between the two traces (registers written, read or polled by one and not the other,
 //! config accesses, resets, and the boot orderings of [`RULES`]) must each be explained in
-//! `tests/data/trace-explained.txt` (`docs/trace-conformance.md` says why, with citations).
+//! `tests/data/trace-explained.txt` (CONFORMANCE.md, "Trace conformance", says why, with citations).
 //! A new difference fails the test, named with its register; an explanation whose difference
 //! went away is printed (drop the line).
 //!
@@ -265,7 +265,7 @@ fn tinygrad_and_nvbare_boot_a_gb202_alike_or_the_difference_is_explained() {
     assert!(
         verdict.unexplained.is_empty(),
         "{} new unexplained difference(s) between tinygrad's and nvbare's GB202 boot; explain \
-         each in host/tests/data/trace-explained.txt (and docs/trace-conformance.md) or fix \
+         each in host/tests/data/trace-explained.txt (and CONFORMANCE.md) or fix \
          nvbare:\n{}",
         verdict.unexplained.len(),
         verdict

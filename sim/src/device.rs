@@ -503,12 +503,7 @@ impl SimGpu {
                 .traced(Kind::CfgRead, offset, size, value, "config");
             return value;
         }
-        let value = self
-            .inner
-            .lock()
-            .config
-            .read(offset, size)
-            .unwrap_or(ones);
+        let value = self.inner.lock().config.read(offset, size).unwrap_or(ones);
         self.inner
             .traced(Kind::CfgRead, offset, size, value, "config");
         value

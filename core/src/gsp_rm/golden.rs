@@ -58,7 +58,8 @@ const PHYS_ATTR_VIDMEM: u32 = 0x4;
 /// work, which is why tinygrad's works; +0x200 is what the hardware field can hold.
 const GOLDEN_ENTRIES: u32 = 32;
 const GOLDEN_USERD: u64 = 0x200;
-const _: () = assert!(GOLDEN_USERD >= GOLDEN_ENTRIES as u64 * 8 && GOLDEN_USERD % 512 == 0);
+const _: () =
+    assert!(GOLDEN_USERD >= GOLDEN_ENTRIES as u64 * 8 && GOLDEN_USERD.is_multiple_of(512));
 /// The golden channel's `cid` and `internalFlags`, as tinygrad sends them (RM's own
 /// channel id space, flags of a kernel-internal channel).
 const GOLDEN_CID: u32 = 3;

@@ -247,7 +247,7 @@ pub fn write_sysmem_flush_address(
         Arch::Turing | Arch::Ampere | Arch::Ada => 64,
         _ => SYSMEM_FLUSH_ADDRESS_BITS,
     };
-    if address % 256 != 0 || (bits < 64 && address >> bits != 0) {
+    if !address.is_multiple_of(256) || (bits < 64 && address >> bits != 0) {
         return Err(SysmemFlushError::Unencodable { address, bits });
     }
     // CAST: the halves of the (shifted) address.

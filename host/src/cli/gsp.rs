@@ -154,12 +154,12 @@ fn run_over<P: Platform, T: GpuTask>(
         .and_then(Chip::from_pci_device_id);
     let chip = match by_id {
         Some(chip) => chip,
-        None => Chip::identify(PmcBoot42::read(&platform)).map_err(|source| {
-            CliError::UnknownChip {
+        None => {
+            Chip::identify(PmcBoot42::read(&platform)).map_err(|source| CliError::UnknownChip {
                 on: opened.description.clone(),
                 source,
-            }
-        })?,
+            })?
+        }
     };
     if chip.arch().boot_path() != BootPath::FspChainOfTrust {
         return Err(CliError::ChipNotBootable { chip });

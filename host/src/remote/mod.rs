@@ -329,11 +329,7 @@ impl Remote {
         remote
             .config_read(PCI_COMMAND, 2)
             .and_then(|cmd| {
-                remote.config_write(
-                    PCI_COMMAND,
-                    2,
-                    (cmd | COMMAND_MEMORY) & !COMMAND_BUS_MASTER,
-                )
+                remote.config_write(PCI_COMMAND, 2, (cmd | COMMAND_MEMORY) & !COMMAND_BUS_MASTER)
             })
             .map_err(|source| OpenError::BusMaster {
                 addr: addr.into(),

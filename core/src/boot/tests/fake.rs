@@ -480,11 +480,9 @@ impl Bar0 for FakePlatform {
         }
         match offset {
             0x100a38 | 0x8a1d5c | 0x870e54 => d.seen.sysmem_flush.0 = value,
-            0x100a34 | 0x8a1d58 | 0x870e50 => {
-                // The flush registers are programmed before the chain of trust.
-                if d.seen.cot.is_none() {
-                    d.seen.sysmem_flush.1 = value;
-                }
+            // The flush registers are programmed before the chain of trust.
+            0x100a34 | 0x8a1d58 | 0x870e50 if d.seen.cot.is_none() => {
+                d.seen.sysmem_flush.1 = value;
             }
             EMEMC => {
                 d.emem_off = (value >> 2 & 0x3f) + (value >> 8 & 0xff) * 64;

@@ -381,6 +381,29 @@ pub fn parse(data: &[u8]) -> Result<Vbios, VbiosError> {
     })
 }
 
+/// Where the ROM in `data` ends (its start plus its image chain): what a reader of the PROM
+/// window must have read. A [`VbiosError::Truncated`] says how far to read to learn more;
+/// its offset is from the start of `data`.
+pub fn rom_extent(data: &[u8]) -> Result<usize, VbiosError> {
+    let rom_start = pci_rom::find_rom_start(data)?;
+    // PANIC: find_rom_start returns an offset inside `data`.
+    match pci_rom::images(&data[rom_start..]) {
+        Ok(images) => Ok(rom_start + images.last().map_or(0, |i| i.offset + i.size)),
+        Err(VbiosError::Truncated {
+            what,
+            offset,
+            need,
+            len,
+        }) => Err(VbiosError::Truncated {
+            what,
+            offset: rom_start + offset,
+            need,
+            len: rom_start + len,
+        }),
+        Err(e) => Err(e),
+    }
+}
+
 /// Little-endian reads with bounds checks: each names what it reads for the error.
 pub(crate) struct Bytes<'a>(pub &'a [u8]);
 

@@ -105,6 +105,30 @@ fn v2_image_parses_to_what_was_built() {
 }
 
 #[test]
+fn a_ga102_sized_chain_parses() {
+    // The image chain nova-core logged on a GA102 (commit "gpu: nova-core: vbios: Add base
+    // support for VBIOS construction and iteration"): PC-AT 0xfe00, EFI 0x14800, FWSEC
+    // 0x5600 and 0x60800 bytes. Here the pointers must skip the EFI image (0x14800).
+    let b = built(Spec {
+        image_sizes: Some([0xfe00, 0x14800, 0x5600, 0x60800]),
+        ..Spec::default()
+    });
+    let v = parse(&b.bytes).unwrap();
+    let images: Vec<_> = v.images.iter().map(|i| (i.offset, i.size)).collect();
+    assert_eq!(
+        images,
+        [
+            (0, 0xfe00),
+            (0xfe00, 0x14800),
+            (0x24600, 0x5600),
+            (0x29c00, 0x60800)
+        ]
+    );
+    assert_eq!(v.expansion_rom_offset, 0x14800);
+    assert_eq!(v.fwsec.unwrap().desc_offset, b.desc);
+}
+
+#[test]
 fn data_before_the_rom_is_skipped_on_512_byte_boundaries() {
     let b = built(Spec {
         prefix: 0x1200,

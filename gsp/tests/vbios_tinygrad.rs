@@ -21,7 +21,11 @@ fn run(python: &PathBuf, image: &[u8], name: &str) -> (Option<i32>, String) {
     let path = dir.join("vbios.rom");
     std::fs::write(&path, image).unwrap();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/tinygrad/vbios_check.py");
-    let out = Command::new(python).arg(script).arg(&path).output().unwrap();
+    let out = Command::new(python)
+        .arg(script)
+        .arg(&path)
+        .output()
+        .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     (
         out.status.code(),
@@ -46,7 +50,9 @@ fn value(out: &str, key: &str) -> u64 {
 #[test]
 fn tinygrad_reads_the_built_image_as_nvbare_does() {
     let Some(python) = python() else {
-        println!("SKIPPED: no sim/.venv-tinygrad (cargo test -p nvbare-sim --test tinygrad makes it)");
+        println!(
+            "SKIPPED: no sim/.venv-tinygrad (cargo test -p nvbare-sim --test tinygrad makes it)"
+        );
         return;
     };
     let b = build::build(&Spec::default());
@@ -59,13 +65,19 @@ fn tinygrad_reads_the_built_image_as_nvbare_does() {
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(value(&out, "StoredSize"), u64::from(d.stored_size));
     assert_eq!(value(&out, "PKCDataOffset"), u64::from(d.pkc_data_offset));
-    assert_eq!(value(&out, "InterfaceOffset"), u64::from(d.interface_offset));
+    assert_eq!(
+        value(&out, "InterfaceOffset"),
+        u64::from(d.interface_offset)
+    );
     assert_eq!(value(&out, "IMEMLoadSize"), u64::from(d.imem_load_size));
     assert_eq!(value(&out, "DMEMLoadSize"), u64::from(d.dmem_load_size));
     assert_eq!(value(&out, "EngineIdMask"), u64::from(d.engine_id_mask));
     assert_eq!(value(&out, "UcodeId"), u64::from(d.ucode_id));
     assert_eq!(value(&out, "SignatureCount"), u64::from(d.signature_count));
-    assert_eq!(value(&out, "SignatureVersions"), u64::from(d.signature_versions));
+    assert_eq!(
+        value(&out, "SignatureVersions"),
+        u64::from(d.signature_versions)
+    );
     // The DMEM mapper tinygrad patched FRTS into is the one nvbare found.
     assert_eq!(
         value(&out, "dmap_in_ucode") as usize,
@@ -83,5 +95,8 @@ fn tinygrad_loops_on_a_zeroed_rom_where_nvbare_returns_an_error() {
     assert_eq!(parse(&zero), Err(VbiosError::Zeroed { len: 0x10000 }));
     let (code, out) = run(&python, &zero, "zero");
     // SIGALRM after 5 s: Python dies of the signal (no exit code) or exits 142 through a shell.
-    assert!(code.is_none() || code == Some(142), "tinygrad ended: {code:?}\n{out}");
+    assert!(
+        code.is_none() || code == Some(142),
+        "tinygrad ended: {code:?}\n{out}"
+    );
 }

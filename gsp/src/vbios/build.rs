@@ -27,6 +27,9 @@ pub struct Spec {
     pub prefix: usize,
     /// The BIOS version in the BIOS data token.
     pub bios_version: u32,
+    /// Sizes of the PC-AT, EFI and first FWSEC images and the least size of the second,
+    /// multiples of 512 (`None`: 4 KiB, 2 KiB, 1 KiB and what FWSEC needs).
+    pub image_sizes: Option<[usize; 4]>,
 }
 
 impl Default for Spec {
@@ -37,6 +40,7 @@ impl Default for Spec {
             signature_count: 2,
             prefix: 0,
             bios_version: 0x9502_4000,
+            image_sizes: None,
         }
     }
 }
@@ -138,9 +142,12 @@ pub fn fix_bit_checksum(rom: &mut [u8], bit: usize) {
 /// Builds the image `spec` describes.
 pub fn build(spec: &Spec) -> Built {
     let v3 = spec.desc_version != 2;
-    let pc_at = (0usize, 8 * BLOCK);
-    let efi = (pc_at.1, 4 * BLOCK);
-    let fw1 = (efi.0 + efi.1, 2 * BLOCK);
+    let sizes = spec
+        .image_sizes
+        .unwrap_or([8 * BLOCK, 4 * BLOCK, 2 * BLOCK, 0]);
+    let pc_at = (0usize, sizes[0]);
+    let efi = (pc_at.1, sizes[1]);
+    let fw1 = (efi.0 + efi.1, sizes[2]);
     let fw2_at = fw1.0 + fw1.1;
     // The second FWSEC image: headers to 0x200, the descriptor, signatures, ucode.
     let desc = fw2_at + 0x200;
@@ -151,7 +158,7 @@ pub fn build(spec: &Spec) -> Built {
     };
     let ucode = desc + desc_size;
     let stored = IMEM + DMEM;
-    let fw2_size = (ucode + stored - fw2_at).div_ceil(BLOCK) * BLOCK;
+    let fw2_size = ((ucode + stored - fw2_at).div_ceil(BLOCK) * BLOCK).max(sizes[3]);
     let fw2 = (fw2_at, fw2_size);
     let total = fw2.0 + fw2.1;
     let mut r = vec![0u8; total];

@@ -222,6 +222,7 @@ pub fn table(rom: &[u8], expansion: usize, ptr: u32) -> Result<UcodeTable, Vbios
         .map(|i| {
             let e = first + i * usize::from(entry_size);
             let desc_ptr = b.u32("falcon ucode table entry", e + 2)?;
+            // CAST: bits 15:8 and 31:16 of a u32.
             let desc = expansion
                 .checked_add(usize_of(desc_ptr))
                 .and_then(|o| b.u32("", o).ok())
@@ -406,6 +407,7 @@ fn fwsec_at(
 /// Finds the DMEM mapper through the application interface at `interface` in `dmem` (the
 /// last entry with id 4, as OpenRM's loop leaves it); `dmem_at` is where DMEM is in the ROM.
 pub fn dmem_mapper(dmem: &[u8], interface: u32, dmem_at: usize) -> Result<DmemMapper, VbiosError> {
+    // CAST: usize lengths and the small size constants fit u64.
     let limit = dmem.len() as u64;
     let at = u64::from(interface);
     range(

@@ -152,7 +152,7 @@ pub fn images(rom: &[u8]) -> Result<Vec<RomImage>, VbiosError> {
         let pcir_rel = usize::from(b.u16("ROM header", offset + ROM_PCIR_PTR)?);
         let pcir = offset + pcir_rel;
         let p = b.slice("PCI data structure", pcir, PCIR_SIZE)?;
-        if !PCIR_SIGNATURES.iter().any(|s| &s[..] == &p[..4]) {
+        if !PCIR_SIGNATURES.iter().any(|s| s[..] == p[..4]) {
             return Err(VbiosError::PcirSignature {
                 index,
                 offset: pcir,

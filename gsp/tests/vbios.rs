@@ -576,9 +576,26 @@ fn ga104_as_reported() -> Vec<u8> {
     f
 }
 
+/// Writes the test images into `$NVBARE_VBIOS_DIR` when set, to run `nvbare vbios` on.
+fn save(name: &str, bytes: &[u8]) {
+    if let Some(dir) = std::env::var_os("NVBARE_VBIOS_DIR") {
+        std::fs::write(std::path::Path::new(&dir).join(name), bytes).unwrap();
+    }
+}
+
 #[test]
 fn a_ga104_laid_out_as_a_real_one_is_reported_parses() {
     let f = ga104_as_reported();
+    save("ga104_as_reported.rom", &f);
+    save("built_v3.rom", &built(Spec::default()).bytes);
+    save(
+        "built_v2.rom",
+        &built(Spec {
+            desc_version: 2,
+            ..Spec::default()
+        })
+        .bytes,
+    );
     let v = parse(&f).unwrap();
     assert_eq!(v.rom_start, 0x9200);
     assert_eq!(v.bit.offset + v.rom_start, 0x93B2);

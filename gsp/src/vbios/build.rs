@@ -325,7 +325,7 @@ pub fn build(spec: &Spec) -> Built {
     put32(&mut r, m + 12, CMD_IN.1);
     put32(&mut r, m + 16, 0x300);
     put32(&mut r, m + 20, 0x80);
-    put32(&mut r, m + 52, (1 << 0x15) | (1 << 0x19));
+    put32(&mut r, m + 52, 0x44000); // ucode_cmd_mask0 as a real GA104's
 
     let mut bytes = vec![0xFFu8; spec.prefix];
     bytes.extend_from_slice(&r);

@@ -187,7 +187,8 @@ pub struct DmemMapper {
     pub cmd_in_buffer_size: u32,
     /// The command as built (patched to FRTS 0x15 or SB 0x19 before a run).
     pub init_cmd: u32,
-    /// The commands this build takes (`ucode_cmd_mask0`).
+    /// `ucode_cmd_mask0`, as the ucode has it (not a mask of command numbers: a real GA104's
+    /// is 0x44000).
     pub cmd_mask0: u32,
 }
 

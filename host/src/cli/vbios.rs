@@ -99,7 +99,7 @@ pub fn to_text(v: &Vbios, from: &str, len: usize) -> String {
     // Writing to a String cannot fail (here and below).
     let _ = writeln!(
         s,
-        "VBIOS of {from}: {len:#x} bytes, the ROM at {:#x}, {:#x} bytes in {} images",
+        "VBIOS of {from}: {len:#x} bytes, the ROM at {:#x}, {:#x} bytes in {} images (offsets below from the ROM's start)",
         v.rom_start,
         v.rom_len,
         v.images.len()

@@ -16,6 +16,7 @@ pub mod registry;
 pub mod rm;
 pub mod rpc;
 pub mod sequencer;
+pub mod vbios;
 
 /// The bytes of a fixed-size C string buffer before its first NUL (all of them if there is
 /// none). The one helper for every NUL-terminated string GSP-RM or a firmware file hands us.

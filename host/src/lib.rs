@@ -9,4 +9,5 @@ pub mod pci;
 pub mod remote;
 pub mod setup;
 pub mod study;
+pub mod vbios;
 pub mod vfio;

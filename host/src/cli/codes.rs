@@ -84,6 +84,8 @@ error_codes! {
         "Give --device BDF with --backend vfio (`nvbare list` shows them), --device HOST:PORT with --backend remote.";
     NOT_FOR_BACKEND "NVB-E019" "an option does not apply to the backend"
         "Drop the option, or give the --backend it belongs to (`nvbare help COMMAND` says which).";
+    VBIOS "NVB-E020" "the VBIOS is malformed or could not be read"
+        "The message names the failed check; a file may be no VBIOS, or a GPU's ROM unreadable (try --sysfs as root).";
     NO_CLASS "NVB-E101" "the GPU offers no class nvbare drives an engine with"
         "Use a GPU of the Turing to Blackwell families; `nvbare info` lists the classes it has.";
     UNSUPPORTED_CHIP "NVB-E102" "this chip is not supported yet"
@@ -291,6 +293,7 @@ impl CliError {
             CliError::Trace { .. } => SERVE_TRACE,
             CliError::Firmware(e) => firmware_code(e),
             CliError::Fault { report, .. } => fault_code(report),
+            CliError::Vbios { .. } => VBIOS,
             CliError::Gpu(e) => gpu_code(e, backend_code),
         }
     }

@@ -246,6 +246,15 @@ pub enum CliError {
         #[source]
         then: SemaphoreError,
     },
+    /// A VBIOS could not be parsed (or read through the PROM window).
+    #[error("the VBIOS of {from}: {source}")]
+    Vbios {
+        /// Where it came from (a file, a GPU).
+        from: String,
+        /// The failed check.
+        #[source]
+        source: nvbare_gsp::vbios::VbiosError,
+    },
     /// The GPU layer failed (on any backend).
     #[error(transparent)]
     Gpu(GpuError<BackendError>),

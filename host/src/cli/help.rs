@@ -52,6 +52,7 @@ Read by the test suites (cargo test), not by nvbare:
   NVBARE_TEST_DEVICE=BDF       run the hardware suite on this vfio-pci GPU (tests/HARDWARE.md)
   NVBARE_TEST_NOIOMMU=1        let the hardware suite use VFIO's no-IOMMU mode (unsafe)
   NVBARE_TEST_CRASH_CHILD      set by the hardware suite for its crashing child process
+  NVBARE_VBIOS_DIR             where gsp's VBIOS tests save their images (for `nvbare vbios`)
 Errors print a code (nvbare: error[NVB-E104]: ...): `nvbare explain CODE` says what to do;
 README.md's Troubleshooting section lists them all.";
 

@@ -8,6 +8,7 @@
 //! - [`info`]: `nvbare info`; [`demo`]: `nvbare demo`.
 //! - [`run`] (with [`args`], [`values`] and [`transfer`]): `nvbare run`.
 //! - [`setup`]: `list`, `bind`, `unbind`, `sim serve`.
+//! - [`vbios`]: `nvbare vbios`.
 //! - [`error`], [`codes`]: the error type and its codes.
 //! - [`interrupt`]: what Ctrl-C does.
 //! - [`help`]: the version text, the environment variables, completions and the man page.
@@ -26,6 +27,7 @@ pub mod run;
 pub mod setup;
 pub mod transfer;
 pub mod values;
+pub mod vbios;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -92,6 +94,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Launch latency, launch throughput, copy bandwidth, alloc+map cost.
     Bench(BenchArgs),
+    /// What a VBIOS holds (a file, or a GPU's through BAR0's PROM window or sysfs): its
+    /// images, BIT tokens, falcon ucode table, FWSEC's descriptor, signatures and DMEM mapper.
+    Vbios(vbios::VbiosArgs),
     /// The simulated GPU.
     Sim {
         #[command(subcommand)]
@@ -245,6 +250,7 @@ pub fn dispatch(command: Command, out: &mut impl Write) -> Result<(), CliError> 
             interrupt::install();
             setup::sim_serve(&a, interrupt::requested, out).map(|_| ())
         }
+        Command::Vbios(a) => print(out, &vbios::run(&a)?),
         Command::Explain { code } => print(out, &codes::explain(code.as_deref())?),
         Command::Completions { shell } => help::completions(shell, out),
         Command::Man { dir } => help::man(dir.as_deref(), out),

@@ -205,7 +205,11 @@ fn run_on_the_simulator_adds_vectors() {
             ],
         ));
         r.succeeded();
-        r.line_with(&["vector_add grid [4, 1, 1] block [256, 1, 1]", "done in"]);
+        r.line_with(&[
+            "vector_add grid [4, 1, 1] block [256, 1, 1]",
+            "done in",
+            "on the GPU",
+        ]);
         r.line_with(&["c (buf:4K:f32:vram) [f32]: 3.5 3.5 3.5", "(1008 more)"]);
     }
 }

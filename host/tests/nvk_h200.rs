@@ -269,7 +269,10 @@ fn queues_wait_for_each_other_on_the_gpu_with_ordered_timestamps() {
         ct.start_ns.saturating_sub(kt.end_ns) as f64 / 1e3,
         ct.duration_ns() as f64 / 1e6
     );
-    assert!(copy_waited, "the copy finished before the kernel it waits for");
+    assert!(
+        copy_waited,
+        "the copy finished before the kernel it waits for"
+    );
     assert!(kt.start_ns <= kt.end_ns && ct.start_ns <= ct.end_ns);
     assert!(kt.end_ns <= ct.start_ns, "{kt:?} {ct:?}");
 
@@ -293,11 +296,17 @@ fn queues_wait_for_each_other_on_the_gpu_with_ordered_timestamps() {
         );
         assert!(x.start_ns <= x.end_ns);
     }
-    assert!(t[0].end_ns <= t[1].start_ns && t[1].end_ns <= t[2].start_ns, "{t:?}");
+    assert!(
+        t[0].end_ns <= t[1].start_ns && t[1].end_ns <= t[2].start_ns,
+        "{t:?}"
+    );
     let want = random_bytes((bytes / 8) as usize, 21);
     let mut got = vec![0u8; bytes as usize];
     nvk::view(&dst).unwrap().read(0, &mut got).unwrap();
-    assert!(got == want, "the data did not pass through copy, kernel and copy intact");
+    assert!(
+        got == want,
+        "the data did not pass through copy, kernel and copy intact"
+    );
     for buf in [src, dst, a, b] {
         gpu.free(buf);
     }

@@ -34,6 +34,11 @@ pub struct PipelineFigures {
     pub gpu_span_ms: f64,
     /// That pass's GPU times per step, medians over the chunks (µs): copy in, kernel, copy out.
     pub step_us: [f64; 3],
+    /// The copies alone, back to back on the copy queue (no kernel, one CPU wait), wall
+    /// times (ms): the N copies in, then the 2N copies in and out alternating, then those
+    /// timed, with the timed pass's GPU span, then the alternating copies launched as
+    /// `PIPELINED` transfers (a study: nvbare's copies are `NON_PIPELINED`).
+    pub copies_ms: [f64; 5],
 }
 
 impl PipelineFigures {
@@ -47,7 +52,8 @@ impl PipelineFigures {
         format!(
             "{{\"chunks\":{},\"chunk_MiB\":{},\"pipeline_ms\":{:.3},\"pipeline_GBps\":{:.2},\
              \"serial_ms\":{:.3},\"gpu_span_ms\":{:.3},\"copy_in_us\":{:.1},\"kernel_us\":{:.1},\
-             \"copy_out_us\":{:.1}}}",
+             \"copy_out_us\":{:.1},\"h2d_only_ms\":{:.3},\"alternating_ms\":{:.3},\
+             \"alternating_timed_ms\":{:.3},\"alternating_timed_gpu_ms\":{:.3},\"alternating_pipelined_ms\":{:.3}}}",
             self.chunks,
             self.chunk_bytes >> 20,
             self.pipelined_ms,
@@ -56,7 +62,12 @@ impl PipelineFigures {
             self.gpu_span_ms,
             self.step_us[0],
             self.step_us[1],
-            self.step_us[2]
+            self.step_us[2],
+            self.copies_ms[0],
+            self.copies_ms[1],
+            self.copies_ms[2],
+            self.copies_ms[3],
+            self.copies_ms[4]
         )
     }
 
@@ -81,6 +92,19 @@ impl PipelineFigures {
             "  timed pass, GPU span       {:9.3} ms  (per chunk on the GPU: copy in {:.1} us, \
              kernel {:.1} us, copy out {:.1} us)",
             self.gpu_span_ms, self.step_us[0], self.step_us[1], self.step_us[2]
+        );
+        let c = &self.copies_ms;
+        let _ = writeln!(
+            s,
+            "  copies alone: {} in {:.3} ms; {} in and out alternating {:.3} ms, timed {:.3} ms \
+             ({:.3} ms GPU span), as PIPELINED transfers {:.3} ms",
+            self.chunks,
+            c[0],
+            2 * self.chunks,
+            c[1],
+            c[2],
+            c[3],
+            c[4]
         );
         s
     }
@@ -180,6 +204,87 @@ fn overlapped<B: Backend>(
     Ok((last, timed))
 }
 
+/// The copies of a pass without the kernel, back to back, one CPU wait at the end (medians
+/// of 5, ms): the copies in; in and out alternating; the same timed, and its GPU span.
+fn copies_alone<B: Backend>(
+    gpu: &mut Gpu<B>,
+    s: &Setup<B::Memory>,
+    stop: (fn() -> bool, Instant),
+) -> Result<[f64; 5], BenchError<B::Error>> {
+    let mut r: [Vec<f64>; 5] = Default::default();
+    for _ in 0..5 {
+        check(stop.0, stop.1)?;
+        let t = Instant::now();
+        for i in 0..s.chunks {
+            gpu.copy(s.at(&s.a, i), s.at(&s.host_in, i), s.chunk)?;
+        }
+        gpu.wait(gpu.submitted(Engine::Copy))?;
+        r[0].push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        for i in 0..s.chunks {
+            gpu.copy(s.at(&s.a, i), s.at(&s.host_in, i), s.chunk)?;
+            gpu.copy(s.at(&s.host_out, i), s.at(&s.b, i), s.chunk)?;
+        }
+        gpu.wait(gpu.submitted(Engine::Copy))?;
+        r[1].push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        let mut timed = Vec::new();
+        for i in 0..s.chunks {
+            timed.push(gpu.copy_timed(s.at(&s.a, i), s.at(&s.host_in, i), s.chunk)?);
+            timed.push(gpu.copy_timed(s.at(&s.host_out, i), s.at(&s.b, i), s.chunk)?);
+        }
+        gpu.wait(gpu.submitted(Engine::Copy))?;
+        r[2].push(t.elapsed().as_secs_f64() * 1e3);
+        let (mut first, mut last) = (u64::MAX, 0);
+        for t in &timed {
+            let g = gpu.times(t)?;
+            first = first.min(g.start_ns);
+            last = last.max(g.end_ns);
+        }
+        r[3].push(last.saturating_sub(first) as f64 / 1e6);
+        let t = Instant::now();
+        for i in 0..s.chunks {
+            pipelined_copy(gpu, s.at(&s.a, i), s.at(&s.host_in, i), s.chunk)?;
+            pipelined_copy(gpu, s.at(&s.host_out, i), s.at(&s.b, i), s.chunk)?;
+        }
+        gpu.wait(gpu.submitted(Engine::Copy))?;
+        r[4].push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(r.map(|mut v| median(&mut v)))
+}
+
+/// One copy of at most 2 GiB launched as a `PIPELINED` transfer (`NVC8B5_LAUNCH_DMA`
+/// `DATA_TRANSFER_TYPE` 1), which may overlap the engine's previous transfer.
+fn pipelined_copy<B: Backend>(
+    gpu: &mut Gpu<B>,
+    dst: u64,
+    src: u64,
+    len: u64,
+) -> Result<(), GpuError<B::Error>> {
+    use nvbare_core::copy::{self, launch_dma};
+    use nvbare_core::push::{PushBuffer, Subchannel};
+    let mut pb = PushBuffer::with_capacity(12);
+    pb.method(
+        Subchannel::COPY,
+        copy::OFFSET_IN_UPPER,
+        &[
+            (src >> 32) as u32,
+            src as u32,
+            (dst >> 32) as u32,
+            dst as u32,
+        ],
+    )?;
+    // CAST: the pipeline's chunks are 64 MiB (4 MiB quick), far below 2^32.
+    pb.method(Subchannel::COPY, copy::LINE_LENGTH_IN, &[len as u32])?;
+    pb.method(
+        Subchannel::COPY,
+        copy::LAUNCH_DMA,
+        &[launch_dma::DATA_TRANSFER_PIPELINED | launch_dma::SRC_PITCH | launch_dma::DST_PITCH],
+    )?;
+    gpu.submit(Engine::Copy, pb)?;
+    Ok(())
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -192,7 +297,11 @@ pub fn run<B: Backend>(
     stop: fn() -> bool,
 ) -> Result<PipelineFigures, BenchError<B::Error>> {
     let started = Instant::now();
-    let (chunks, chunk) = if quick { (4u32, 4u64 << 20) } else { (8, 64 << 20) };
+    let (chunks, chunk) = if quick {
+        (4u32, 4u64 << 20)
+    } else {
+        (8, 64 << 20)
+    };
     let total = chunk * u64::from(chunks);
     let s = Setup {
         kernel: gpu.load(BENCH_CUBIN, "copy_flat")?,
@@ -258,6 +367,7 @@ pub fn run<B: Backend>(
             last = last.max(g.end_ns);
         }
     }
+    let copies_ms = copies_alone(gpu, &s, (stop, started))?;
     let fig = PipelineFigures {
         chunks,
         chunk_bytes: chunk,
@@ -265,6 +375,7 @@ pub fn run<B: Backend>(
         serial_ms: median(&mut serial),
         gpu_span_ms: last.saturating_sub(first) as f64 / 1e6,
         step_us: steps.map(|mut v| median(&mut v)),
+        copies_ms,
     };
     for b in [s.host_in, s.host_out, s.a, s.b] {
         gpu.free(b);

@@ -256,6 +256,33 @@ fn bench_quick_on_the_simulator() {
     r.says(&["nvbare: error[NVB-E103]: cubin is for sm_90 but this GPU is sm_120"]);
 }
 
+#[test]
+fn bench_pipeline_on_the_simulator_checks_its_data_and_times_each_step() {
+    let Some(fw) = firmware("gh100") else { return };
+    let r = run(nvbare(
+        Some(&fw),
+        &[
+            "bench",
+            "--backend",
+            "sim",
+            "--pipeline",
+            "--quick",
+            "--json",
+        ],
+    ));
+    r.succeeded();
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()));
+    assert_eq!(
+        (v["chunks"].as_u64(), v["chunk_MiB"].as_u64()),
+        (Some(4), Some(4)),
+        "{v}"
+    );
+    for k in ["pipeline_ms", "serial_ms", "gpu_span_ms", "alternating_ms"] {
+        assert!(v[k].as_f64().unwrap() > 0.0, "{k}: {v}");
+    }
+}
+
 // ---- the remote backend, against a server in this test ----
 
 #[test]

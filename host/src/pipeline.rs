@@ -145,6 +145,9 @@ impl<M> Setup<M> {
     }
 }
 
+/// The timed ops of one chunk: copy in, kernel, copy out.
+type ChunkOps = [nvbare_core::gpu::Timed; 3];
+
 /// Which ops of an overlapped pass are timed on the GPU.
 #[derive(Clone, Copy, PartialEq)]
 enum Timing {
@@ -158,7 +161,7 @@ fn overlapped<B: Backend>(
     gpu: &mut Gpu<B>,
     s: &Setup<B::Memory>,
     timing: Timing,
-) -> Result<(Fence, Vec<[nvbare_core::gpu::Timed; 3]>), GpuError<B::Error>> {
+) -> Result<(Fence, Vec<ChunkOps>), GpuError<B::Error>> {
     let cfg = s.cfg();
     let copy = |gpu: &mut Gpu<B>, dst: u64, src: u64| -> Result<_, GpuError<B::Error>> {
         Ok(match timing {

@@ -322,6 +322,7 @@ pub fn run<B: Backend>(
         .write_u64s(0, &pattern)
         .map_err(GpuError::from)?;
     view(&s.host_out)?
+        // CAST: the pipeline's buffers are mapped, so their sizes fit usize.
         .fill(0, total as usize, 0)
         .map_err(GpuError::from)?;
 

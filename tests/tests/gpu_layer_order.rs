@@ -134,3 +134,60 @@ fn stamps_overwritten_by_later_timed_ops_are_an_error_not_a_wrong_time() {
     let t = gpu.times(&last).unwrap();
     assert!(t.start_ns < t.end_ns);
 }
+
+#[test]
+fn a_channel_held_at_an_acquire_resumes_there_without_redoing_what_came_before() {
+    use nvbare_core::push::PushBuffer;
+    use nvbare_core::sem::{self, HostRelease};
+    let mut gpu = open();
+    let flag = gpu.alloc(0x1000, Placement::Host, true).unwrap();
+    let next_copy = gpu.submitted(Engine::Copy).value + 1;
+    let copy_timeline = {
+        // The copy timeline's address: the one a compute `wait_on` acquires.
+        gpu.backend().gpu().running = false;
+        let f = gpu.copy(flag.gpu_va() + 0x100, flag.gpu_va(), 0).unwrap();
+        gpu.wait_on(Engine::Compute, f).unwrap();
+        let handle = gpu.backend().gpu_handle();
+        let mut m = handle.lock().unwrap();
+        m.running = true;
+        m.run_all();
+        let va = m
+            .ops
+            .iter()
+            .find_map(|(_, op)| match op {
+                Operation::HostSemaphore {
+                    op: HostSemaphoreOp::AcquireCircGeq,
+                    va,
+                    value,
+                    ..
+                } if *value == next_copy => Some(*va),
+                _ => None,
+            })
+            .expect("the acquire ran once the copy released");
+        va
+    };
+    // Release 1, acquire a copy not yet submitted, release 2: the channel stops at the
+    // acquire, and the copy's release lets it go on from there.
+    let mut pb = PushBuffer::new();
+    let on_fetch = HostRelease::ON_FETCH;
+    sem::host_release(&mut pb, flag.gpu_va(), 1, on_fetch).unwrap();
+    sem::host_acquire(&mut pb, copy_timeline, next_copy + 1).unwrap();
+    sem::host_release(&mut pb, flag.gpu_va(), 2, on_fetch).unwrap();
+    let c = gpu.submit(Engine::Compute, pb).unwrap();
+    let flag_view = flag.view().unwrap();
+    assert_eq!(flag_view.read_u32(0).unwrap(), 1, "held at the acquire");
+    assert!(!gpu.is_done(c));
+    let f = gpu.copy(flag.gpu_va() + 0x100, flag.gpu_va(), 0).unwrap();
+    assert_eq!(f.value, next_copy + 1);
+    gpu.wait(c).unwrap();
+    assert_eq!(flag_view.read_u32(0).unwrap(), 2);
+    let m = gpu.backend().gpu();
+    let ones = m
+        .ops
+        .iter()
+        .filter(|(_, op)| {
+            matches!(op, Operation::HostSemaphore { va, value: 1, .. } if *va == flag.gpu_va())
+        })
+        .count();
+    assert_eq!(ones, 1, "the release before the acquire ran once");
+}

@@ -151,8 +151,7 @@ fn a_channel_held_at_an_acquire_resumes_there_without_redoing_what_came_before()
         let mut m = handle.lock().unwrap();
         m.running = true;
         m.run_all();
-        let va = m
-            .ops
+        m.ops
             .iter()
             .find_map(|(_, op)| match op {
                 Operation::HostSemaphore {
@@ -163,8 +162,7 @@ fn a_channel_held_at_an_acquire_resumes_there_without_redoing_what_came_before()
                 } if *value == next_copy => Some(*va),
                 _ => None,
             })
-            .expect("the acquire ran once the copy released");
-        va
+            .expect("the acquire ran once the copy released")
     };
     // Release 1, acquire a copy not yet submitted, release 2: the channel stops at the
     // acquire, and the copy's release lets it go on from there.

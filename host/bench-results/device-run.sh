@@ -36,6 +36,10 @@
 #   ab [N]               ./nvbare-pre (a build before a change) and ./nvbare (after)
 #                        alternately, N rounds (default 5) of `bench --launch-only --json`,
 #                        then both studies' summaries: a change's effect in one run.
+#   pipeline [N]         the proofs, `nvbare run` with its GPU time, N alternating pairs
+#                        (default 4) of `nvbare bench --pipeline --json` and
+#                        `cuda_pipeline --pipeline --json` (cuda_pipeline.cu beside the
+#                        script), then one pair of the baseline figures.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -211,6 +215,27 @@ case "$mode" in
       echo "== study, $b"
       timeout 120 "./$b" bench --study 2>&1 | grep -E "CPU clock|CPU per launch|whole round|default"
     done
+    ;;
+  pipeline)
+    # Issue 20, items 2 and 3: the proofs (GPU-side waits, timestamps), `nvbare run` printing
+    # the GPU time beside the wall time, then N alternating pairs of `nvbare bench --pipeline`
+    # and its CUDA counterpart (cuda_pipeline.cu: two streams and events), and one pair of
+    # the baseline figures (cuda_pipeline without --pipeline prints cuda_base's).
+    n=${1:-4}
+    nvcc -O2 -arch=sm_90 -o cuda_pipeline cuda_pipeline.cu -lcuda > nvcc.log 2>&1 &
+    NVCC_PID=$!
+    info; proofs
+    echo "== nvbare run: GPU time beside the wall time"
+    timeout 60 ./nvbare run bench_kernels.sm_90.cubin --kernel store_value --grid 1 --block 32 --arg buf:64 --arg u64:3735928559
+    timeout 60 ./nvbare run bench_kernels.sm_90.cubin --kernel spin_cycles --arg u64:10000000
+    wait_cuda; cat nvcc.log
+    for r in $(seq 1 "$n"); do
+      echo "== pair $r: nvbare bench --pipeline --json"; timeout 60 ./nvbare bench --pipeline --json 2>&1
+      echo "== pair $r: cuda_pipeline --pipeline --json"; timeout 60 ./cuda_pipeline --pipeline --json 2>&1
+    done
+    echo "== nvbare bench --pipeline"; timeout 60 ./nvbare bench --pipeline 2>&1
+    echo "== baseline pair: nvbare bench --json"; timeout 90 ./nvbare bench --json 2>&1
+    echo "== baseline pair: cuda_pipeline --json"; timeout 60 ./cuda_pipeline --json 2>&1
     ;;
   probe)
     ( nvcc -O2 -arch=sm_90 -I . -o d2d_probe d2d_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda ) > "$OUT/nvcc.log" 2>&1 &

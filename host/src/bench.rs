@@ -54,6 +54,14 @@ pub enum BenchError<E: std::error::Error + 'static> {
     /// The GPU layer failed.
     #[error(transparent)]
     Gpu(#[from] GpuError<E>),
+    /// Data read back after a measured pass is not what went in.
+    #[error("{what} differs from its input from byte {byte} on")]
+    WrongData {
+        /// What was checked.
+        what: &'static str,
+        /// The first byte that differs.
+        byte: usize,
+    },
     /// [`Options::stop`] said to stop (Ctrl-C), between two measurements.
     #[error("stopped after {waited_ns} ns")]
     Stopped {

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod lock;
 pub mod nvk;
 pub mod pci;
+pub mod pipeline;
 pub mod remote;
 pub mod setup;
 pub mod study;

@@ -205,7 +205,11 @@ fn run_on_the_simulator_adds_vectors() {
             ],
         ));
         r.succeeded();
-        r.line_with(&["vector_add grid [4, 1, 1] block [256, 1, 1]", "done in"]);
+        r.line_with(&[
+            "vector_add grid [4, 1, 1] block [256, 1, 1]",
+            "done in",
+            "on the GPU",
+        ]);
         r.line_with(&["c (buf:4K:f32:vram) [f32]: 3.5 3.5 3.5", "(1008 more)"]);
     }
 }
@@ -250,6 +254,33 @@ fn bench_quick_on_the_simulator() {
     ));
     assert_eq!(r.status.code(), Some(1), "{}", r.both());
     r.says(&["nvbare: error[NVB-E103]: cubin is for sm_90 but this GPU is sm_120"]);
+}
+
+#[test]
+fn bench_pipeline_on_the_simulator_checks_its_data_and_times_each_step() {
+    let Some(fw) = firmware("gh100") else { return };
+    let r = run(nvbare(
+        Some(&fw),
+        &[
+            "bench",
+            "--backend",
+            "sim",
+            "--pipeline",
+            "--quick",
+            "--json",
+        ],
+    ));
+    r.succeeded();
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()));
+    assert_eq!(
+        (v["chunks"].as_u64(), v["chunk_MiB"].as_u64()),
+        (Some(4), Some(4)),
+        "{v}"
+    );
+    for k in ["pipeline_ms", "serial_ms", "gpu_span_ms", "alternating_ms"] {
+        assert!(v[k].as_f64().unwrap() > 0.0, "{k}: {v}");
+    }
 }
 
 // ---- the remote backend, against a server in this test ----

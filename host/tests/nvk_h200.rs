@@ -230,3 +230,84 @@ fn copies_run_beside_a_running_kernel() {
     );
     assert!(kernel_running);
 }
+
+/// GPU-side ordering both ways, with no CPU wait between the steps, and GPU timestamps:
+/// a copy that waits (`wait_on`) for a kernel spinning a few hundredths of a second does not
+/// finish before it; then 64 MiB copied in, a `copy16` grid that waits for that copy, and a
+/// copy out that waits for the grid, checked byte for byte; every op's GPU times ordered.
+#[test]
+#[ignore = "needs an NVIDIA GPU with its kernel driver; run through the device tool"]
+fn queues_wait_for_each_other_on_the_gpu_with_ordered_timestamps() {
+    let mut gpu = open();
+    let spin = gpu.load(BENCH_CUBIN, "spin_cycles").expect("load");
+    let copy16 = gpu.load(BENCH_CUBIN, "copy16").expect("load");
+    let bytes = 64u64 << 20;
+    let src = gpu.alloc(bytes, Placement::Host, true).unwrap();
+    let dst = gpu.alloc(bytes, Placement::Host, true).unwrap();
+    let a = gpu.alloc(bytes, Placement::Vram, false).unwrap();
+    let b = gpu.alloc(bytes, Placement::Vram, false).unwrap();
+    fill_random(&src, 20);
+    let one = |grid: u32, block: u32| nvbare_core::gpu::LaunchConfig {
+        grid: [grid, 1, 1],
+        block: [block, 1, 1],
+        dynamic_shared: 0,
+    };
+
+    // A copy behind a spinning kernel (60 M SM clocks, tens of ms).
+    let k = gpu
+        .launch_timed(&spin, &one(1, 1), &60_000_000u64.to_le_bytes())
+        .unwrap();
+    gpu.wait_on(Engine::Copy, k.fence).unwrap();
+    let c = gpu.copy_timed(a.gpu_va(), src.gpu_va(), bytes).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let copy_waited = !gpu.is_done(c.fence) && !gpu.is_done(k.fence);
+    let (kt, ct) = (gpu.times(&k).unwrap(), gpu.times(&c).unwrap());
+    println!(
+        "spin {:.3} ms on the GPU, copy waiting for it: {copy_waited}; copy started {:.1} us \
+         after the grid ended, took {:.3} ms",
+        kt.duration_ns() as f64 / 1e6,
+        ct.start_ns.saturating_sub(kt.end_ns) as f64 / 1e3,
+        ct.duration_ns() as f64 / 1e6
+    );
+    assert!(
+        copy_waited,
+        "the copy finished before the kernel it waits for"
+    );
+    assert!(kt.start_ns <= kt.end_ns && ct.start_ns <= ct.end_ns);
+    assert!(kt.end_ns <= ct.start_ns, "{kt:?} {ct:?}");
+
+    // Copy in -> kernel -> copy out, the CPU waiting once, at the end.
+    fill_random(&src, 21);
+    let cin = gpu.copy_timed(a.gpu_va(), src.gpu_va(), bytes).unwrap();
+    gpu.wait_on(Engine::Compute, cin.fence).unwrap();
+    let mut params = Vec::new();
+    params.extend_from_slice(&a.gpu_va().to_le_bytes());
+    params.extend_from_slice(&b.gpu_va().to_le_bytes());
+    params.extend_from_slice(&(bytes / 16).to_le_bytes());
+    let kern = gpu.launch_timed(&copy16, &one(1056, 256), &params).unwrap();
+    gpu.wait_on(Engine::Copy, kern.fence).unwrap();
+    let cout = gpu.copy_timed(dst.gpu_va(), b.gpu_va(), bytes).unwrap();
+    let t = [cin, kern, cout].map(|x| gpu.times(&x).unwrap());
+    for (name, x) in ["copy in", "kernel", "copy out"].iter().zip(&t) {
+        println!(
+            "{name:8} start +{:9.1} us, {:8.1} us on the GPU",
+            x.start_ns.saturating_sub(t[0].start_ns) as f64 / 1e3,
+            x.duration_ns() as f64 / 1e3
+        );
+        assert!(x.start_ns <= x.end_ns);
+    }
+    assert!(
+        t[0].end_ns <= t[1].start_ns && t[1].end_ns <= t[2].start_ns,
+        "{t:?}"
+    );
+    let want = random_bytes((bytes / 8) as usize, 21);
+    let mut got = vec![0u8; bytes as usize];
+    nvk::view(&dst).unwrap().read(0, &mut got).unwrap();
+    assert!(
+        got == want,
+        "the data did not pass through copy, kernel and copy intact"
+    );
+    for buf in [src, dst, a, b] {
+        gpu.free(buf);
+    }
+}

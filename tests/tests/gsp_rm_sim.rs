@@ -82,6 +82,8 @@ fn end_to_end(chip: SimChip) {
     let t = scenarios::copy_round_trip(&mut gpu, 256 << 20);
     eprintln!("{t:?}");
     scenarios::vector_add(&mut gpu, 1 << 20);
+    let times = scenarios::pipelined_vector_add(&mut gpu, 1 << 16);
+    eprintln!("copy in, kernel, copy out on the GPU: {times:?}");
     let objects = gpu.backend().live_objects();
     assert!(objects > 10, "{objects} RM objects");
     close_clean(gpu, &g);

@@ -90,6 +90,18 @@ pub enum GpuError<E: core::error::Error + 'static> {
         /// Arena bytes.
         arena: u64,
     },
+    /// A timed op's stamps were read after the stamp ring gave its pair to a later op.
+    #[error(
+        "the GPU stamps of timed op {tag} were overwritten by op {found}: read them (Gpu::times) \
+         before {pairs} more timed ops are submitted",
+        pairs = super::timing::STAMP_PAIRS
+    )]
+    StampsReused {
+        /// The op's number.
+        tag: u64,
+        /// The number found in its pair.
+        found: u64,
+    },
     /// A sub-allocation outside what the pool serves.
     #[error("pool requests must be 1..={max:#x} bytes, got {size:#x}; use Gpu::alloc")]
     PoolRequest {
@@ -136,6 +148,7 @@ impl<E: core::error::Error + 'static> GpuError<E> {
             Self::WrongSm { cubin, gpu } => GpuError::WrongSm { cubin, gpu },
             Self::Launch { kernel, source } => GpuError::Launch { kernel, source },
             Self::Qmd(e) => GpuError::Qmd(e),
+            Self::StampsReused { tag, found } => GpuError::StampsReused { tag, found },
             Self::Push(e) => GpuError::Push(e),
             Self::Memory(e) => GpuError::Memory(e),
             Self::ArenaTooSmall { bytes, arena } => GpuError::ArenaTooSmall { bytes, arena },

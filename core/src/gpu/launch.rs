@@ -397,7 +397,7 @@ impl<B: Backend> Gpu<B> {
         )
     }
 
-    fn launch_after(
+    pub(super) fn launch_after(
         &mut self,
         pb: &mut PushBuffer,
         k: &Kernel<B::Memory>,

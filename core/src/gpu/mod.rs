@@ -12,6 +12,7 @@ mod error;
 mod launch;
 mod pool;
 mod queue;
+mod timing;
 mod wait;
 
 use alloc::vec::Vec;
@@ -38,6 +39,7 @@ pub use launch::LaunchProfile;
 pub use launch::{Kernel, LaunchTuning};
 pub use pool::{CHUNK as POOL_CHUNK, GRANULE as POOL_GRANULE, MAX_POOLED, PoolBuffer};
 pub use queue::Fence;
+pub use timing::{GpuTimes, STAMP_PAIRS, Timed};
 pub use wait::WaitEnd;
 
 use launch::Arena;
@@ -106,6 +108,7 @@ struct Built<B: Backend> {
     fetch_stamp: Semaphore,
     arena: Arena<B::Memory>,
     qmd_version: QmdVersion,
+    stamps: SharedMem,
 }
 
 /// A GPU ready for work, reached through `B`.
@@ -125,6 +128,8 @@ pub struct Gpu<B: Backend> {
     fetch_stamp: Semaphore,
     arena: Arena<B::Memory>,
     qmd_version: QmdVersion,
+    /// The ring of start/end stamps of timed ops (in the sync page).
+    stamps: timing::Stamps,
     local: Option<(Buffer<B::Memory>, u32)>,
     pool: pool::Pool<B::Memory>,
     /// QMD choices for launches.
@@ -190,6 +195,10 @@ impl<B: Backend> Gpu<B> {
             fetch_stamp: built.fetch_stamp,
             arena: built.arena,
             qmd_version: built.qmd_version,
+            stamps: timing::Stamps {
+                mem: built.stamps,
+                last: 0,
+            },
             local: None,
             pool: pool::Pool::default(),
             tuning: config.tuning,
@@ -298,6 +307,7 @@ impl<B: Backend> Gpu<B> {
         ];
         #[cfg(feature = "probe")]
         let fetch_stamp = sem_at(FETCH_STAMP)?;
+        let stamps = view(sync_page, timing::STAMPS_OFFSET, timing::STAMPS_BYTES)?;
         let arena_mem = MirroredMem::new(view(&held[arena], 0, held[arena].size())?)?;
         // PANIC: `arena` is the last index pushed and nothing was removed since.
         let Some(arena) = held.pop() else {
@@ -316,6 +326,7 @@ impl<B: Backend> Gpu<B> {
                 buf: arena,
             },
             qmd_version,
+            stamps,
         })
     }
 
@@ -332,13 +343,14 @@ impl<B: Backend> Gpu<B> {
             local,
             pool,
             queues,
+            stamps,
             #[cfg(feature = "probe")]
             fetch_stamp,
             ..
         } = self;
         // The views into the memory (rings, USERD, semaphores, pushbuffers, the arena's
         // mapping) go before the memory does: the backend may unmap it.
-        drop(queues);
+        drop((queues, stamps));
         #[cfg(feature = "probe")]
         drop(fetch_stamp);
         let Arena {

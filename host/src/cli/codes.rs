@@ -112,6 +112,8 @@ error_codes! {
         "Allocate large buffers with Gpu::alloc; report it if it came from nvbare's own commands.";
     NO_CPU_VIEW "NVB-E113" "a buffer the CPU must write has no CPU view"
         "An internal error; report it with the command line.";
+    STAMPS "NVB-E114" "a timed op's GPU stamps were overwritten before they were read"
+        "Read each op's times (Gpu::times) before STAMP_PAIRS more timed ops are submitted.";
     NO_DRIVER "NVB-E201" "NVIDIA's kernel driver is not there (no /dev/nvidiactl or /dev/nvidia-uvm)"
         "--backend nvk drives GPUs owned by nvidia.ko: load nvidia.ko and nvidia-uvm.ko, or run where they are.";
     IOCTL "NVB-E202" "an ioctl to NVIDIA's kernel driver failed"
@@ -350,6 +352,7 @@ fn gpu_code<E: std::error::Error + 'static>(
         GpuError::ArenaTooSmall { .. } => ARENA,
         GpuError::PoolRequest { .. } | GpuError::Pool(_) => POOL,
         GpuError::NoCpuView(_) => NO_CPU_VIEW,
+        GpuError::StampsReused { .. } => STAMPS,
     }
 }
 

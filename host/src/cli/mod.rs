@@ -151,6 +151,11 @@ pub struct BenchArgs {
     /// launch choices compared in one process.
     #[arg(long, conflicts_with_all = ["json", "launch_only"])]
     pub study: bool,
+    /// Instead of the figures: N chunks copied in, through an SM kernel and out again,
+    /// overlapped, with the queues waiting for each other on the GPU (8 x 64 MiB; 4 x 4 MiB
+    /// with --quick); compare with host/bench-results/cuda_pipeline.cu.
+    #[arg(long, conflicts_with_all = ["study", "launch_only"])]
+    pub pipeline: bool,
     /// The SM kernel of the device-to-device copy (a kernel of host/data/bench_kernels.cu).
     #[arg(long, env = "NVBARE_D2D_KERNEL", default_value = "copy_flat")]
     pub d2d_kernel: String,
@@ -185,9 +190,24 @@ impl GpuTask for Bench<'_> {
                 during: "benchmarking".into(),
                 waited_ns,
             }),
+            BenchError::WrongData { what, byte } => Err(CliError::WrongResult {
+                what: what.into(),
+                detail: format!("first differing byte at {byte}"),
+            }),
         };
         if a.study {
             return crate::study::run(gpu, interrupt::requested).or_else(stopped);
+        }
+        if a.pipeline {
+            return crate::pipeline::run(gpu, a.quick, interrupt::requested)
+                .map(|f| {
+                    if a.json {
+                        f.to_json() + "\n"
+                    } else {
+                        f.to_table()
+                    }
+                })
+                .or_else(stopped);
         }
         let opts = bench::Options {
             launch_only: a.launch_only,

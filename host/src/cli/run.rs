@@ -386,7 +386,9 @@ impl RunPlan {
         }
         check_interrupt("while preparing the buffers")?;
         let start = Instant::now();
-        let f = gpu.launch_with(kernel, &self.cfg, &params).cli()?;
+        // Timed: the GPU's own start and end of the grid, beside the wall time.
+        let timed = gpu.launch_timed(kernel, &self.cfg, &params).cli()?;
+        let f = timed.fence;
         let code = kernel.code_range().map(|(start, len)| FaultKernel {
             name: self.kernel.clone(),
             start,
@@ -400,14 +402,17 @@ impl RunPlan {
         )
         .map_err(|e| e.name_faults(arch_of(gpu), code))?;
         let took = start.elapsed();
+        let on_gpu = gpu.times(&timed).cli()?;
         let c = &self.cfg;
         let mut out = vec![format!(
-            "{} grid {:?} block {:?} shared {} B: done in {:.1} us",
+            "{} grid {:?} block {:?} shared {} B: done in {:.1} us (wall: launch to \
+             completion seen), {:.1} us on the GPU (grid start to end)",
             self.kernel,
             c.grid,
             c.block,
             c.dynamic_shared,
-            took.as_secs_f64() * 1e6
+            took.as_secs_f64() * 1e6,
+            on_gpu.duration_ns() as f64 / 1e3
         )];
         let buffer_of = |arg: usize| {
             // PANIC-free: --out and --dump name buffer arguments (checked by the plan), each

@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use nvbare_core::gpu::{Buffer, Gpu, GpuError, Placement};
+use nvbare_core::gpu::{Buffer, Gpu, GpuError, GpuTimes, LaunchConfig, Placement};
 use nvbare_core::gsp_rm::{GspRm, GspRmError};
 use nvbare_core::hal::Platform;
-use nvbare_core::rm::FaultReport;
+use nvbare_core::rm::{Engine, FaultReport};
 
 use super::kernels_for;
 
@@ -233,4 +233,69 @@ pub fn unmapped_store_faults<P: Platform>(gpu: &mut GspGpu<P>) -> FaultReport {
     );
     assert!(e.to_string().contains("0x6fffdead0000"), "{e}");
     report
+}
+
+/// `vector_add` fed and drained by the copy queue with the order kept on the GPU: the inputs
+/// are copied in from host memory, the launch waits for that copy (`Gpu::wait_on`, no CPU
+/// wait), the copy back waits for the grid; the CPU waits once, for the last copy. Each op is
+/// timed: returns the GPU times of copy in, kernel and copy out, checked ordered.
+pub fn pipelined_vector_add<P: Platform>(gpu: &mut GspGpu<P>, n: u32) -> [GpuTimes; 3] {
+    let cubin = kernels_for(gpu.sm()).expect("committed kernels for this SM");
+    let k = gpu.load(cubin, "vector_add").expect("load vector_add");
+    let bytes = u64::from(n) * 4;
+    let host = gpu
+        .alloc(bytes * 3, Placement::Host, true)
+        .expect("host buffers");
+    let vram = gpu.alloc(bytes * 3, Placement::Vram, false).expect("VRAM");
+    let floats = (0..n)
+        .flat_map(|i| (i as f32).to_le_bytes())
+        .chain((0..n).flat_map(|i| (0.25 * i as f32).to_le_bytes()))
+        .collect::<Vec<u8>>();
+    let view = host.view().unwrap();
+    view.write(0, &floats).unwrap();
+    view.fill(2 * bytes as usize, bytes as usize, 0xff).unwrap();
+    let copy_in = gpu
+        .copy_timed(vram.gpu_va(), host.gpu_va(), 2 * bytes)
+        .expect("copy in");
+    gpu.wait_on(Engine::Compute, copy_in.fence)
+        .expect("compute waits for the copy");
+    let mut params = Vec::new();
+    for i in 0..3 {
+        params.extend_from_slice(&(vram.gpu_va() + i * bytes).to_le_bytes());
+    }
+    params.extend_from_slice(&n.to_le_bytes());
+    params.resize(k.info.param_size as usize, 0);
+    let cfg = LaunchConfig {
+        grid: [n.div_ceil(256), 1, 1],
+        block: [256, 1, 1],
+        dynamic_shared: 0,
+    };
+    let kernel = gpu.launch_timed(&k, &cfg, &params).expect("launch");
+    gpu.wait_on(Engine::Copy, kernel.fence)
+        .expect("copy waits for the grid");
+    let copy_out = gpu
+        .copy_timed(host.gpu_va() + 2 * bytes, vram.gpu_va() + 2 * bytes, bytes)
+        .expect("copy out");
+    let times = [copy_in, kernel, copy_out].map(|t| gpu.times(&t).expect("timed op finishes"));
+    let mut out = vec![0u8; bytes as usize];
+    view.read(2 * bytes as usize, &mut out).unwrap();
+    for (i, c) in out.chunks_exact(4).enumerate() {
+        let got = f32::from_le_bytes(c.try_into().unwrap());
+        assert_eq!(got, 1.25 * i as f32, "c[{i}]");
+    }
+    for t in times {
+        assert!(t.start_ns <= t.end_ns, "{times:?}");
+    }
+    assert!(
+        times[0].end_ns <= times[1].start_ns,
+        "kernel before its input: {times:?}"
+    );
+    assert!(
+        times[1].end_ns <= times[2].start_ns,
+        "copy out before the kernel: {times:?}"
+    );
+    gpu.free(host);
+    gpu.free(vram);
+    gpu.unload(k).expect("unload");
+    times
 }

@@ -57,6 +57,8 @@ struct FakeChannel {
     get: u32,
     decoder: Decoder,
     label: &'static str,
+    /// Operations of the entry at `get` already done before an acquire held it.
+    done: usize,
 }
 
 /// Memory, channels, and what ran.
@@ -155,6 +157,7 @@ impl FakeGpu {
                 get: 0,
                 decoder: Decoder::new(),
                 label,
+                done: 0,
             },
         );
     }
@@ -175,12 +178,29 @@ impl FakeGpu {
         }
     }
 
+    /// Runs `token`'s channel, then every channel again while any made progress: a release
+    /// on one channel lets another's acquire pass, with no doorbell (as the front end
+    /// re-checks a pending acquire).
     fn run(&mut self, token: u32) {
         if self.stopped.is_some() {
             return;
         }
         if let Err(e) = self.try_run(token) {
             self.stopped = Some(e);
+            return;
+        }
+        let tokens: Vec<u32> = self.channels.keys().copied().collect();
+        loop {
+            let before = self.ops.len();
+            for &t in &tokens {
+                if let Err(e) = self.try_run(t) {
+                    self.stopped = Some(e);
+                    return;
+                }
+            }
+            if self.ops.len() == before {
+                return;
+            }
         }
     }
 
@@ -211,14 +231,16 @@ impl FakeGpu {
                     .decoder
                     .decode(&words)
                     .map_err(|e| format!("decode: {e:?}"))?;
-                for op in ops {
+                for (i, op) in ops.into_iter().enumerate().skip(ch.done) {
                     if !self.execute(&op)? {
-                        // An acquire not yet satisfied: the channel waits at this entry.
+                        // An acquire not yet satisfied: the channel waits at this operation.
+                        ch.done = i;
                         return Ok(());
                     }
                     self.ops.push((ch.label, op));
                 }
             }
+            ch.done = 0;
             ch.get = (ch.get + 1) % ch.entries;
             self.write(ch.userd_va + USERD_GP_GET as u64, &ch.get.to_le_bytes())?;
         }

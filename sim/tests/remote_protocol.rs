@@ -361,8 +361,10 @@ fn a_traced_server_records_each_gpus_accesses_and_collapses_polls() {
     let (cmd, _) = c.rpc(Command::CfgRead, 1, 0, [0x4, 2, 0], &[]).unwrap();
     c.rpc(Command::CfgWrite, 1, 0, [0x4, 2, cmd | 4], &[])
         .unwrap();
+    // A poll of a register whose value does not depend on when the simulated FSP gets to
+    // run (WPR2_HI; the FSP's boot status would read 0 or 0xff by scheduling).
     for _ in 0..50 {
-        c.read32(0, 0xad00bc);
+        c.read32(0, 0x1fa828);
     }
     // A BAR0 write of two registers (streamed, no response), then a read to order it.
     let two: Vec<u8> = [7u32, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -381,7 +383,7 @@ fn a_traced_server_records_each_gpus_accesses_and_collapses_polls() {
             (Kind::Bar0Read, 1, 0x1fa828, 0, 1),
             (Kind::CfgRead, 1, 0x4, 0, 1),
             (Kind::CfgWrite, 1, 0x4, 4, 1),
-            (Kind::Bar0Read, 0, 0xad00bc, 0xff, 50),
+            (Kind::Bar0Read, 0, 0x1fa828, 0, 50),
             (Kind::Bar0Write, 0, 0x8f2c04, 7, 1),
             (Kind::Bar0Write, 0, 0x8f2c08, 9, 1),
             (Kind::Bar0Read, 0, 0x8f2c04, 7, 1),

@@ -262,14 +262,24 @@ fn tinygrad_and_nvbare_boot_a_gb202_alike_or_the_difference_is_explained() {
             println!("explained but no longer different (drop the line): {k}");
         }
     }
+    // Whether a wait reads its register once or polls it depends only on how fast the
+    // simulated FSP or GSP answers on a loaded machine: a new poll-only difference is shown,
+    // never a failure. Every register one side touches and the other does not, and every
+    // order rule, still has to be explained.
+    let (timing, unexplained): (Vec<_>, Vec<_>) = verdict
+        .unexplained
+        .iter()
+        .partition(|d| d.key.starts_with("bar0-poll-only "));
+    for d in &timing {
+        println!("timing-dependent, not a failure: {}: {}", d.key, d.detail);
+    }
     assert!(
-        verdict.unexplained.is_empty(),
+        unexplained.is_empty(),
         "{} new unexplained difference(s) between tinygrad's and nvbare's GB202 boot; explain \
          each in host/tests/data/trace-explained.txt (and CONFORMANCE.md) or fix \
          nvbare:\n{}",
-        verdict.unexplained.len(),
-        verdict
-            .unexplained
+        unexplained.len(),
+        unexplained
             .iter()
             .map(|d| format!("  {}: {}", d.key, d.detail))
             .collect::<Vec<_>>()

@@ -192,27 +192,7 @@ fn map_rm_object(
 ) -> Result<NonNull<u8>, NvkError> {
     let file = open_gpu_file(rm, minor)?;
     rm.map_memory(file.as_raw_fd(), device, object, len, 0)?;
-    // SAFETY: a fresh shared mapping of the GPU file that RM just prepared.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(NvkError::Mmap {
-            what: "usermode region",
-            source: std::io::Error::last_os_error(),
-        });
-    }
-    NonNull::new(p.cast()).ok_or(NvkError::Mmap {
-        what: "usermode region",
-        source: std::io::Error::other("null"),
-    })
+    super::memory::mmap_shared(len, file.as_raw_fd(), "usermode region")
 }
 
 impl RmApi for Nvk {

@@ -103,6 +103,34 @@ fn va_free(cpu_visible: bool, va: u64, size: u64) {
     }
 }
 
+/// `mmap`s `len` bytes of `fd` (shared, read-write) wherever the kernel places them; `fd` -1
+/// maps anonymous shared memory.
+pub(crate) fn mmap_shared(len: u64, fd: i32, what: &'static str) -> Result<NonNull<u8>, NvkError> {
+    let flags = libc::MAP_SHARED | if fd < 0 { libc::MAP_ANONYMOUS } else { 0 };
+    // SAFETY: a new mapping where the kernel chooses; nothing else refers to it yet.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            // CAST: buffer sizes fit the address space.
+            len as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(NvkError::Mmap {
+            what,
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    NonNull::new(p.cast()).ok_or(NvkError::Mmap {
+        what,
+        source: std::io::Error::other("null"),
+    })
+}
+
 /// `mmap`s `len` bytes of `fd` at exactly `addr`, refusing to replace anything.
 pub(crate) fn mmap_fixed(
     addr: u64,

@@ -41,28 +41,7 @@ fn map_to_cpu_any(
     };
     nvk.rm
         .map_memory(file.as_raw_fd(), nvk.device, handle, len, flags)?;
-    // SAFETY: a fresh shared mapping of the GPU file that RM just prepared.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            // CAST: buffer sizes fit the address space.
-            len as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            file.as_raw_fd(),
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(NvkError::Mmap {
-            what: "RM memory (own page tables)",
-            source: std::io::Error::last_os_error(),
-        });
-    }
-    NonNull::new(p.cast()).ok_or(NvkError::Mmap {
-        what: "RM memory (own page tables)",
-        source: std::io::Error::other("null"),
-    })
+    super::memory::mmap_shared(len, file.as_raw_fd(), "RM memory (own page tables)")
 }
 
 /// The page size nvbare's default allocations (the GPU layer's rings, pushbuffers, arena)
@@ -337,27 +316,7 @@ impl Nvk {
         if placement == Placement::Vram || align > 4096 {
             return Ok((self.alloc_rm_memory(size, placement, align)?, None));
         }
-        // SAFETY: a fresh anonymous shared mapping; nothing else refers to it.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                // CAST: buffer sizes fit the address space.
-                size as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        let p = match NonNull::new(p.cast::<u8>()).filter(|_| p != libc::MAP_FAILED) {
-            Some(p) => p,
-            None => {
-                return Err(NvkError::Mmap {
-                    what: "host memory (own page tables)",
-                    source: std::io::Error::last_os_error(),
-                });
-            }
-        };
+        let p = super::memory::mmap_shared(size, -1, "host memory (own page tables)")?;
         self.next_host_handle += 1;
         let r = self
             .rm

@@ -11,6 +11,15 @@ pub const COMMAND_MEMORY: u16 = 1 << 1;
 /// `COMMAND` bit 2: bus master enable.
 pub const COMMAND_BUS_MASTER: u16 = 1 << 2;
 
+/// The power-management capability (PCI Bus Power Management Interface Specification 1.2,
+/// chapter 3): where the capability list starts (`CAPABILITIES_PTR`, 0x34).
+pub const PM_CAP: u32 = 0x60;
+/// The PCI Express capability (PCIe Base Specification 7.5.3), after PM (as on GH100, whose
+/// list also holds MSI and MSI-X, not modelled: the simulator raises no interrupts).
+pub const PCIE_CAP: u32 = 0x78;
+/// Device Control (PCIE_CAP + 8) bit 15: Initiate Function Level Reset.
+pub const PCIE_DEVCTL_BCR_FLR: u16 = 1 << 15;
+
 /// 4 KiB of config space (PCIe extended space included).
 #[derive(Clone, Debug)]
 pub struct ConfigSpace {
@@ -48,6 +57,22 @@ impl ConfigSpace {
         put16(&mut b, 0x2c, spec.subsystem.0);
         put16(&mut b, 0x2e, spec.subsystem.1);
         b[0x3d] = 1; // INTA
+        // STATUS bit 4: a capability list at CAPABILITIES_PTR.
+        put16(&mut b, 0x06, 1 << 4);
+        b[0x34] = PM_CAP as u8;
+        // PM: id 0x01, next PCIe; PMC version 3 (bits 2:0); PMCSR: D0, No_Soft_Reset (bit 3).
+        let pm = PM_CAP as usize;
+        b[pm] = 0x01;
+        b[pm + 1] = PCIE_CAP as u8;
+        put16(&mut b, pm + 2, 0x0003);
+        put16(&mut b, pm + 4, 0x0008);
+        // PCIe: id 0x10, end of list; capability version 2, device/port type 0 (endpoint);
+        // Device Capabilities: max payload 256 bytes (bits 2:0 = 1), FLR capable (bit 28).
+        let pe = PCIE_CAP as usize;
+        b[pe] = 0x10;
+        b[pe + 1] = 0x00;
+        put16(&mut b, pe + 2, 0x0002);
+        put32(&mut b, pe + 4, (1 << 28) | 1);
         let initial = b.clone();
         ConfigSpace { bytes: b, initial }
     }

@@ -138,6 +138,15 @@ pub fn sim_serve_vfio_user(
     for e in server.ended() {
         writeln!(out, "  connection: {e}").map_err(CliError::Output)?;
     }
+    let unreachable = server.unreachable();
+    if let Some(first) = unreachable.first() {
+        writeln!(
+            out,
+            "  {} DMA mapping(s) without a descriptor, unreachable by the GPU; first: {first}",
+            unreachable.len()
+        )
+        .map_err(CliError::Output)?;
+    }
     for r in server.refusals() {
         writeln!(out, "  refused: {r}").map_err(CliError::Output)?;
     }

@@ -11,8 +11,9 @@
 //!   mmappable: every access is a message.
 //! - DMA: DMA_MAP's file descriptor is mapped and put on the GPU's bus at the IOVA given, so
 //!   the GPU reaches guest memory exactly where the guest's IOMMU mapped it; any other
-//!   address stays an IOMMU fault. A map without a descriptor is refused (the client must
-//!   share its memory: QEMU's `memory-backend-memfd,share=on`).
+//!   address stays an IOMMU fault. A map without a descriptor is accepted and unreachable (a
+//!   DMA there faults too): the client must share its memory for DMA (QEMU's
+//!   `memory-backend-memfd,share=on`); its ROMs come without one.
 //! - IRQs: INTx listed; the eventfds are accepted and never signalled (drivers poll).
 //! - DEVICE_RESET: [`SimGpu::reset`].
 //!
@@ -72,6 +73,7 @@ pub(crate) struct Shared {
     requests: [AtomicU64; 14],
     mappings: AtomicI64,
     refusals: Mutex<Vec<String>>,
+    unreachable: Mutex<Vec<String>>,
     ends: Mutex<Vec<String>>,
 }
 
@@ -83,6 +85,12 @@ impl Shared {
     }
     fn mapped(&self, delta: i64) {
         self.mappings.fetch_add(delta, Ordering::Relaxed);
+    }
+    fn unreachable(&self, what: String) {
+        self.unreachable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(what);
     }
     fn refused(&self, why: String) {
         self.refusals
@@ -194,6 +202,15 @@ impl VfioUserServer {
     pub fn refusals(&self) -> Vec<String> {
         self.shared
             .refusals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+    /// The client's DMA mappings that came without a file descriptor (the GPU cannot reach
+    /// them).
+    pub fn unreachable(&self) -> Vec<String> {
+        self.shared
+            .unreachable
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()

@@ -79,7 +79,8 @@ pub(super) fn serve(gpu: &SimGpu, shared: &Shared, mut stream: UnixStream) -> Se
         let out = match answer {
             Ok(body) => protocol::reply(&h, &body),
             Err((errno, why)) => {
-                shared.refused(format!("{:?}: {why}", Command::from_wire(h.command)));
+                let c = Command::from_wire(h.command).map_or("?".into(), |c| format!("{c:?}"));
+                shared.refused(format!("{c}: {why}"));
                 gpu.log().warn("vfio-user", format!("refused: {why}"));
                 protocol::error_reply(&h, errno).to_vec()
             }
@@ -134,12 +135,20 @@ fn handle(
                 return refuse(libc::EINVAL, format!("DMA_MAP with {} fds", fds.len()));
             }
             let Some(fd) = fds.pop() else {
-                return refuse(
-                    libc::ENOTSUP,
-                    "DMA_MAP without a file descriptor: this server reaches the client's \
-                     memory only through shared files (QEMU: a shared memory backend, \
-                     -object memory-backend-memfd,share=on)",
+                // Memory the client does not share as a file (QEMU: its ROMs, or all of a
+                // guest's RAM without a shared memory backend) would need DMA_READ/DMA_WRITE
+                // messages from server to client, which this server does not send. The map is
+                // accepted, so the client carries on, and the GPU cannot reach it: a DMA there
+                // is an IOMMU fault, as for any address never mapped.
+                shared.unreachable(format!(
+                    "{address:#x}+{size:#x} (DMA_MAP without a file descriptor; for DMA into \
+                     guest RAM give QEMU -object memory-backend-memfd,share=on)"
+                ));
+                gpu.log().info(
+                    "vfio-user",
+                    format!("DMA_MAP {address:#x}+{size:#x} without a descriptor: unreachable"),
                 );
+                return Ok(Vec::new());
             };
             let writable = flags & protocol::DMA_WRITE != 0;
             gpu.bus()

@@ -86,8 +86,8 @@ impl ConfigSpace {
         Some(u32::from_le_bytes(v))
     }
 
-    /// Writes `size` bytes at `offset`: only COMMAND's memory and bus-master bits take a
-    /// write; every other byte is read-only here. `None` if malformed.
+    /// Writes `size` bytes at `offset`: only COMMAND's memory and bus-master bits and PMCSR's
+    /// power state (D0/D3hot) take a write; every other byte is read-only here. `None` if malformed.
     pub fn write(&mut self, offset: u32, size: u32, value: u32) -> Option<()> {
         let (at, n) = Self::check(offset, size)?;
         let bytes = value.to_le_bytes();
@@ -96,6 +96,13 @@ impl ConfigSpace {
             if a == 0x04 {
                 let mask = (COMMAND_MEMORY | COMMAND_BUS_MASTER) as u8;
                 self.bytes[a] = (self.bytes[a] & !mask) | (byte & mask);
+            }
+            // PMCSR PowerState (bits 1:0): D0 and D3hot take (PM spec 1.2, 3.2.4: a write of a
+            // state the PMC does not advertise, D1 or D2 here, is ignored). Linux's vfio-pci
+            // puts an idle device in D3hot and reads the state back; QEMU tracks it too and
+            // unmaps the BARs until D0.
+            if a == PM_CAP as usize + 4 && matches!(byte & 3, 0 | 3) {
+                self.bytes[a] = (self.bytes[a] & !3) | (byte & 3);
             }
         }
         Some(())
@@ -150,7 +157,25 @@ mod tests {
         assert_eq!(c.read(0, 2), Some(0x10de), "ids are read-only");
         assert_eq!(c.read(3, 2), None, "misaligned");
         assert_eq!(c.read(4094, 4), None, "past the end");
+        // Capabilities: PM (D0/D3hot) then PCIe (FLR capable).
+        assert_eq!(c.read(0x34, 1), Some(PM_CAP));
+        let pmcsr = PM_CAP + 4;
+        c.write(pmcsr, 2, 3).unwrap();
+        assert_eq!(c.read(pmcsr, 2).map(|v| v & 3), Some(3), "D3hot");
+        c.write(pmcsr, 2, 1).unwrap();
+        assert_eq!(
+            c.read(pmcsr, 2).map(|v| v & 3),
+            Some(3),
+            "D1 is not advertised"
+        );
+        assert_eq!(c.read(PM_CAP + 1, 1), Some(PCIE_CAP));
+        assert_ne!(
+            c.read(PCIE_CAP + 4, 4).unwrap() & (1 << 28),
+            0,
+            "FLR capable"
+        );
         c.reset();
         assert!(!c.bus_master());
+        assert_eq!(c.read(pmcsr, 2).map(|v| v & 3), Some(0), "D0 after reset");
     }
 }

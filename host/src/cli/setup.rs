@@ -150,6 +150,11 @@ pub fn sim_serve_vfio_user(
     for r in server.refusals() {
         writeln!(out, "  refused: {r}").map_err(CliError::Output)?;
     }
+    if std::env::var_os("NVBARE_SIM_LOG").is_some() {
+        for l in server.gpu().log().lines() {
+            writeln!(out, "  sim: {l:?}").map_err(CliError::Output)?;
+        }
+    }
     Ok(())
 }
 

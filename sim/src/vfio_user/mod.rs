@@ -70,6 +70,8 @@ pub enum VfioUserError {
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     pub(crate) bar1_size: u64,
+    /// Every request on stderr (`NVBARE_VFIO_USER_TRACE` set).
+    pub(crate) verbose: bool,
     requests: [AtomicU64; 14],
     mappings: AtomicI64,
     refusals: Mutex<Vec<String>>,
@@ -123,6 +125,7 @@ pub fn serve(config: VfioUserConfig) -> Result<VfioUserServer, VfioUserError> {
     let bar1 = gpu.bar(1).map_or(0, |(_, s)| s);
     let shared = Arc::new(Shared {
         bar1_size: bar1.min(GUEST_BAR1_MAX),
+        verbose: std::env::var_os("NVBARE_VFIO_USER_TRACE").is_some(),
         ..Shared::default()
     });
     let stop = Arc::new(AtomicBool::new(false));

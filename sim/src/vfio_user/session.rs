@@ -76,6 +76,9 @@ pub(super) fn serve(gpu: &SimGpu, shared: &Shared, mut stream: UnixStream) -> Se
         }
         shared.count(h.command);
         let answer = handle(gpu, shared, &req, fds);
+        if shared.verbose {
+            debug_line(&req, &answer);
+        }
         let out = match answer {
             Ok(body) => protocol::reply(&h, &body),
             Err((errno, why)) => {
@@ -254,6 +257,47 @@ fn handle(
             Ok(Vec::new())
         }
         Request::Unsupported(c) => refuse(libc::ENOTSUP, format!("{c:?} is not served")),
+    }
+}
+
+/// One line on stderr per request (`NVBARE_VFIO_USER_TRACE`): what a client does, to debug it.
+fn debug_line(req: &Request<'_>, answer: &Result<Vec<u8>, Refusal>) {
+    let what = match req {
+        Request::RegionRead {
+            offset,
+            region,
+            count,
+        } => {
+            let v = answer.as_ref().ok().and_then(|b| b.get(16..)).map(|d| {
+                d.iter()
+                    .take(8)
+                    .rev()
+                    .map(|x| format!("{x:02x}"))
+                    .collect::<String>()
+            });
+            format!(
+                "read r{region} {offset:#x}+{count} = {}",
+                v.unwrap_or_default()
+            )
+        }
+        Request::RegionWrite {
+            offset,
+            region,
+            data,
+        } => {
+            let v: String = data
+                .iter()
+                .take(8)
+                .rev()
+                .map(|x| format!("{x:02x}"))
+                .collect();
+            format!("write r{region} {offset:#x}+{} <- {v}", data.len())
+        }
+        other => format!("{other:?}"),
+    };
+    match answer {
+        Ok(_) => eprintln!("vfio-user: {what}"),
+        Err((e, why)) => eprintln!("vfio-user: {what}: refused (errno {e}): {why}"),
     }
 }
 

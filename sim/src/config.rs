@@ -26,6 +26,10 @@ pub struct ConfigSpace {
     bytes: Box<[u8; 4096]>,
     /// Values of the registers after reset, for [`ConfigSpace::reset`].
     initial: Box<[u8; 4096]>,
+    /// The writable bits of the six BAR registers (0x10..0x28): the address bits at and above
+    /// each BAR's size (PCI 3.0, 6.2.5.1: a BAR's low bits read back zero, which is how
+    /// software sizes it; its type bits are read-only).
+    bar_masks: [u32; 6],
 }
 
 impl ConfigSpace {
@@ -74,7 +78,30 @@ impl ConfigSpace {
         put16(&mut b, pe + 2, 0x0002);
         put32(&mut b, pe + 4, (1 << 28) | 1);
         let initial = b.clone();
-        ConfigSpace { bytes: b, initial }
+        let mut c = ConfigSpace {
+            bytes: b,
+            initial,
+            bar_masks: [0; 6],
+        };
+        c.set_bar_size(0, spec.bar0_size);
+        c.set_bar_size(1, spec.bar1_size);
+        c.set_bar_size(3, spec.bar3_size);
+        c
+    }
+
+    /// Sets the size BAR `bar` (0, or the 64-bit 1 and 3) decodes, for its writable bits (a
+    /// vfio-user guest gets a smaller BAR1 than the chip's).
+    pub fn set_bar_size(&mut self, bar: usize, size: u64) {
+        // The address bits at and above the size; the type bits (3:0) stay read-only.
+        let mask = !(size.max(16).next_power_of_two() - 1) & !0xf;
+        match bar {
+            0 => self.bar_masks[0] = mask as u32,
+            1 | 3 => {
+                self.bar_masks[bar] = mask as u32;
+                self.bar_masks[bar + 1] = (mask >> 32) as u32;
+            }
+            _ => {}
+        }
     }
 
     /// Reads `size` (1, 2 or 4) bytes at `offset`; `None` if the access is malformed
@@ -86,13 +113,19 @@ impl ConfigSpace {
         Some(u32::from_le_bytes(v))
     }
 
-    /// Writes `size` bytes at `offset`: only COMMAND's memory and bus-master bits and PMCSR's
-    /// power state (D0/D3hot) take a write; every other byte is read-only here. `None` if malformed.
+    /// Writes `size` bytes at `offset`: only COMMAND's memory and bus-master bits, the BARs'
+    /// address bits and PMCSR's power state (D0/D3hot) take a write; every other byte is
+    /// read-only here. `None` if malformed.
     pub fn write(&mut self, offset: u32, size: u32, value: u32) -> Option<()> {
         let (at, n) = Self::check(offset, size)?;
         let bytes = value.to_le_bytes();
         for (i, &byte) in bytes.iter().enumerate().take(n) {
             let a = at + i;
+            if (0x10..0x28).contains(&a) {
+                // CAST: a byte of the BAR's mask.
+                let mask = (self.bar_masks[(a - 0x10) / 4] >> ((a % 4) * 8)) as u8;
+                self.bytes[a] = (self.bytes[a] & !mask) | (byte & mask);
+            }
             if a == 0x04 {
                 let mask = (COMMAND_MEMORY | COMMAND_BUS_MASTER) as u8;
                 self.bytes[a] = (self.bytes[a] & !mask) | (byte & mask);
@@ -174,6 +207,20 @@ mod tests {
             0,
             "FLR capable"
         );
+        // BARs: sized by writing all ones, then placed where software puts them.
+        c.write(0x10, 4, u32::MAX).unwrap();
+        assert_eq!(
+            c.read(0x10, 4),
+            Some(!(spec.bar0_size as u32 - 1)),
+            "BAR0 sizing"
+        );
+        c.write(0x10, 4, 0xfd00_0000).unwrap();
+        c.set_bar_size(1, 256 << 20);
+        c.write(0x14, 4, 0x1000_0000).unwrap();
+        c.write(0x18, 4, 0xc0).unwrap();
+        assert_eq!(c.read(0x10, 4), Some(0xfd00_0000));
+        assert_eq!(c.read(0x14, 4), Some(0x1000_000c), "type bits kept");
+        assert_eq!(c.read(0x18, 4), Some(0xc0));
         c.reset();
         assert!(!c.bus_master());
         assert_eq!(c.read(pmcsr, 2).map(|v| v & 3), Some(0), "D0 after reset");

@@ -72,6 +72,8 @@ pub(crate) struct Shared {
     pub(crate) bar1_size: u64,
     /// Every request on stderr (`NVBARE_VFIO_USER_TRACE` set).
     pub(crate) verbose: bool,
+    /// Where the client placed the BARs, kept across resets.
+    pub(crate) placed: region::BarPlacement,
     requests: [AtomicU64; 14],
     mappings: AtomicI64,
     refusals: Mutex<Vec<String>>,
@@ -128,6 +130,7 @@ pub fn serve(config: VfioUserConfig) -> Result<VfioUserServer, VfioUserError> {
         verbose: std::env::var_os("NVBARE_VFIO_USER_TRACE").is_some(),
         ..Shared::default()
     });
+    gpu.set_config_bar1_size(shared.bar1_size);
     let stop = Arc::new(AtomicBool::new(false));
     let current = Arc::new(Mutex::new(None));
     let (g, s, st, cur) = (gpu.clone(), shared.clone(), stop.clone(), current.clone());

@@ -82,6 +82,34 @@ fn pieces(offset: u64, count: usize) -> impl Iterator<Item = (u64, usize)> {
     })
 }
 
+/// Where the client placed the BARs (the six BAR registers as it last wrote them). QEMU
+/// virtualizes the BARs: after a reset the guest's view of them is QEMU's, unchanged, and
+/// Linux restores only registers that read back differently, so the device must keep the
+/// placement across its own resets for GSP-RM to see the addresses the driver reports.
+#[derive(Debug, Default)]
+pub struct BarPlacement(std::sync::Mutex<Option<[u32; 6]>>);
+
+impl BarPlacement {
+    fn remember(&self, gpu: &SimGpu) {
+        let mut regs = [0u32; 6];
+        for (i, r) in regs.iter_mut().enumerate() {
+            // CAST: i < 6.
+            *r = gpu.config_read(0x10 + 4 * i as u32, 4);
+        }
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(regs);
+    }
+
+    /// Writes the remembered placement back (after a reset).
+    pub fn restore(&self, gpu: &SimGpu) {
+        if let Some(regs) = *self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            for (i, r) in regs.iter().enumerate() {
+                // CAST: i < 6.
+                gpu.config_write(0x10 + 4 * i as u32, 4, *r);
+            }
+        }
+    }
+}
+
 /// Reads `count` bytes of `region` at `offset`.
 pub fn read(
     gpu: &SimGpu,
@@ -135,6 +163,7 @@ pub fn read(
 /// Writes `data` to `region` at `offset`.
 pub fn write(
     gpu: &SimGpu,
+    placed: &BarPlacement,
     bar1_size: u64,
     region: u32,
     offset: u64,
@@ -183,8 +212,13 @@ pub fn write(
                     flr |= byte & u32::from(PCIE_DEVCTL_BCR_FLR >> 8) != 0;
                 }
             }
+            // CAST: data lengths are bounded by MAX_DATA_XFER.
+            if offset < 0x28 && offset + data.len() as u64 > 0x10 {
+                placed.remember(gpu);
+            }
             if flr {
                 gpu.reset();
+                placed.restore(gpu);
             }
         }
     }

@@ -241,7 +241,7 @@ fn handle(
             region,
             data,
         } => {
-            region::write(gpu, shared.bar1_size, region, offset, data)?;
+            region::write(gpu, &shared.placed, shared.bar1_size, region, offset, data)?;
             // CAST: decode bounded the data by MAX_DATA_XFER.
             Ok(protocol::words(&[
                 U64(offset),
@@ -254,6 +254,7 @@ fn handle(
                 return refuse(libc::ENODEV, "the device is gone; it cannot be reset");
             }
             gpu.reset();
+            shared.placed.restore(gpu);
             Ok(Vec::new())
         }
         Request::Unsupported(c) => refuse(libc::ENOTSUP, format!("{c:?} is not served")),

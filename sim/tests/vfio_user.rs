@@ -340,6 +340,22 @@ fn an_flr_through_pcie_device_control_resets_the_gpu() {
         0
     );
     assert!(srv.gpu().rebooting(), "FLR initiated");
+
+    // The client (QEMU) places the BARs; they stay placed across the device's resets, as the
+    // guest, which sees QEMU's virtual BARs, expects (GSP-RM checks them).
+    c.region_write(7, 0x10, &0xf800_0000u32.to_le_bytes());
+    c.region_write(7, 0x14, &0x1000_000cu32.to_le_bytes());
+    c.region_write(7, 0x18, &0xc0u32.to_le_bytes());
+    c.region_write(7, pe + 8, &0x8000u16.to_le_bytes());
+    c.ok(Command::DeviceReset, &[], &[]);
+    let cfg = c.region_read(7, 0x10, 12);
+    assert_eq!(u32_at(&cfg, 0), 0xf800_0000, "BAR0 kept");
+    assert_eq!(
+        u32_at(&cfg, 4),
+        0x1000_000c,
+        "BAR1 kept (256 MiB aligned: the guest's size)"
+    );
+    assert_eq!(u32_at(&cfg, 8), 0xc0);
 }
 
 #[test]

@@ -305,11 +305,14 @@ fn debug_line(req: &Request<'_>, answer: &Result<Vec<u8>, Refusal>) {
 /// VFIO PCI IRQ indexes: INTx, MSI, MSI-X, ERR, REQ.
 const IRQ_COUNT: u32 = 5;
 
+/// A header's bytes and the descriptors that came with them.
+type Received = ([u8; HEADER_LEN], Vec<OwnedFd>);
+
 /// Reads one header (16 bytes) with the file descriptors sent alongside it; `None` when the
 /// client closed the socket before a new message.
 fn recv_header(
     stream: &UnixStream,
-) -> Result<Option<([u8; HEADER_LEN], Vec<OwnedFd>)>, SessionEnd> {
+) -> Result<Option<Received>, SessionEnd> {
     let mut head = [0u8; HEADER_LEN];
     let mut got = 0;
     let mut fds = Vec::new();

@@ -310,9 +310,7 @@ type Received = ([u8; HEADER_LEN], Vec<OwnedFd>);
 
 /// Reads one header (16 bytes) with the file descriptors sent alongside it; `None` when the
 /// client closed the socket before a new message.
-fn recv_header(
-    stream: &UnixStream,
-) -> Result<Option<Received>, SessionEnd> {
+fn recv_header(stream: &UnixStream) -> Result<Option<Received>, SessionEnd> {
     let mut head = [0u8; HEADER_LEN];
     let mut got = 0;
     let mut fds = Vec::new();

@@ -476,9 +476,15 @@ fn sim_serve_vfio_user_says_where_and_what_the_guest_gets_and_refuses_a_taken_pa
         text.starts_with("serving a simulated gh100 (10de:2335) as a vfio-user device on"),
         "{text}"
     );
-    assert!(text.contains("BAR1 256 MiB of the chip's 256 GiB"), "{text}");
+    assert!(
+        text.contains("BAR1 256 MiB of the chip's 256 GiB"),
+        "{text}"
+    );
     assert!(text.contains("stopped: RegionRead 0"), "{text}");
-    assert!(!socket.exists(), "the socket is removed when the server stops");
+    assert!(
+        !socket.exists(),
+        "the socket is removed when the server stops"
+    );
     std::fs::write(&socket, b"").unwrap();
     let e = setup::sim_serve_vfio_user(&a, &socket, || true, &mut Vec::new()).unwrap_err();
     assert_eq!(e.code(), codes::SERVE_SOCKET);

@@ -11,12 +11,25 @@ pub const COMMAND_MEMORY: u16 = 1 << 1;
 /// `COMMAND` bit 2: bus master enable.
 pub const COMMAND_BUS_MASTER: u16 = 1 << 2;
 
+/// The power-management capability (PCI Bus Power Management Interface Specification 1.2,
+/// chapter 3): where the capability list starts (`CAPABILITIES_PTR`, 0x34).
+pub const PM_CAP: u32 = 0x60;
+/// The PCI Express capability (PCIe Base Specification 7.5.3), after PM (as on GH100, whose
+/// list also holds MSI and MSI-X, not modelled: the simulator raises no interrupts).
+pub const PCIE_CAP: u32 = 0x78;
+/// Device Control (PCIE_CAP + 8) bit 15: Initiate Function Level Reset.
+pub const PCIE_DEVCTL_BCR_FLR: u16 = 1 << 15;
+
 /// 4 KiB of config space (PCIe extended space included).
 #[derive(Clone, Debug)]
 pub struct ConfigSpace {
     bytes: Box<[u8; 4096]>,
     /// Values of the registers after reset, for [`ConfigSpace::reset`].
     initial: Box<[u8; 4096]>,
+    /// The writable bits of the six BAR registers (0x10..0x28): the address bits at and above
+    /// each BAR's size (PCI 3.0, 6.2.5.1: a BAR's low bits read back zero, which is how
+    /// software sizes it; its type bits are read-only).
+    bar_masks: [u32; 6],
 }
 
 impl ConfigSpace {
@@ -48,8 +61,47 @@ impl ConfigSpace {
         put16(&mut b, 0x2c, spec.subsystem.0);
         put16(&mut b, 0x2e, spec.subsystem.1);
         b[0x3d] = 1; // INTA
+        // STATUS bit 4: a capability list at CAPABILITIES_PTR.
+        put16(&mut b, 0x06, 1 << 4);
+        b[0x34] = PM_CAP as u8;
+        // PM: id 0x01, next PCIe; PMC version 3 (bits 2:0); PMCSR: D0, No_Soft_Reset (bit 3).
+        let pm = PM_CAP as usize;
+        b[pm] = 0x01;
+        b[pm + 1] = PCIE_CAP as u8;
+        put16(&mut b, pm + 2, 0x0003);
+        put16(&mut b, pm + 4, 0x0008);
+        // PCIe: id 0x10, end of list; capability version 2, device/port type 0 (endpoint);
+        // Device Capabilities: max payload 256 bytes (bits 2:0 = 1), FLR capable (bit 28).
+        let pe = PCIE_CAP as usize;
+        b[pe] = 0x10;
+        b[pe + 1] = 0x00;
+        put16(&mut b, pe + 2, 0x0002);
+        put32(&mut b, pe + 4, (1 << 28) | 1);
         let initial = b.clone();
-        ConfigSpace { bytes: b, initial }
+        let mut c = ConfigSpace {
+            bytes: b,
+            initial,
+            bar_masks: [0; 6],
+        };
+        c.set_bar_size(0, spec.bar0_size);
+        c.set_bar_size(1, spec.bar1_size);
+        c.set_bar_size(3, spec.bar3_size);
+        c
+    }
+
+    /// Sets the size BAR `bar` (0, or the 64-bit 1 and 3) decodes, for its writable bits (a
+    /// vfio-user guest gets a smaller BAR1 than the chip's).
+    pub fn set_bar_size(&mut self, bar: usize, size: u64) {
+        // The address bits at and above the size; the type bits (3:0) stay read-only.
+        let mask = !(size.max(16).next_power_of_two() - 1) & !0xf;
+        match bar {
+            0 => self.bar_masks[0] = mask as u32,
+            1 | 3 => {
+                self.bar_masks[bar] = mask as u32;
+                self.bar_masks[bar + 1] = (mask >> 32) as u32;
+            }
+            _ => {}
+        }
     }
 
     /// Reads `size` (1, 2 or 4) bytes at `offset`; `None` if the access is malformed
@@ -61,16 +113,29 @@ impl ConfigSpace {
         Some(u32::from_le_bytes(v))
     }
 
-    /// Writes `size` bytes at `offset`: only COMMAND's memory and bus-master bits take a
-    /// write; every other byte is read-only here. `None` if malformed.
+    /// Writes `size` bytes at `offset`: only COMMAND's memory and bus-master bits, the BARs'
+    /// address bits and PMCSR's power state (D0/D3hot) take a write; every other byte is
+    /// read-only here. `None` if malformed.
     pub fn write(&mut self, offset: u32, size: u32, value: u32) -> Option<()> {
         let (at, n) = Self::check(offset, size)?;
         let bytes = value.to_le_bytes();
         for (i, &byte) in bytes.iter().enumerate().take(n) {
             let a = at + i;
+            if (0x10..0x28).contains(&a) {
+                // CAST: a byte of the BAR's mask.
+                let mask = (self.bar_masks[(a - 0x10) / 4] >> ((a % 4) * 8)) as u8;
+                self.bytes[a] = (self.bytes[a] & !mask) | (byte & mask);
+            }
             if a == 0x04 {
                 let mask = (COMMAND_MEMORY | COMMAND_BUS_MASTER) as u8;
                 self.bytes[a] = (self.bytes[a] & !mask) | (byte & mask);
+            }
+            // PMCSR PowerState (bits 1:0): D0 and D3hot take (PM spec 1.2, 3.2.4: a write of a
+            // state the PMC does not advertise, D1 or D2 here, is ignored). Linux's vfio-pci
+            // puts an idle device in D3hot and reads the state back; QEMU tracks it too and
+            // unmaps the BARs until D0.
+            if a == PM_CAP as usize + 4 && matches!(byte & 3, 0 | 3) {
+                self.bytes[a] = (self.bytes[a] & !3) | (byte & 3);
             }
         }
         Some(())
@@ -125,7 +190,39 @@ mod tests {
         assert_eq!(c.read(0, 2), Some(0x10de), "ids are read-only");
         assert_eq!(c.read(3, 2), None, "misaligned");
         assert_eq!(c.read(4094, 4), None, "past the end");
+        // Capabilities: PM (D0/D3hot) then PCIe (FLR capable).
+        assert_eq!(c.read(0x34, 1), Some(PM_CAP));
+        let pmcsr = PM_CAP + 4;
+        c.write(pmcsr, 2, 3).unwrap();
+        assert_eq!(c.read(pmcsr, 2).map(|v| v & 3), Some(3), "D3hot");
+        c.write(pmcsr, 2, 1).unwrap();
+        assert_eq!(
+            c.read(pmcsr, 2).map(|v| v & 3),
+            Some(3),
+            "D1 is not advertised"
+        );
+        assert_eq!(c.read(PM_CAP + 1, 1), Some(PCIE_CAP));
+        assert_ne!(
+            c.read(PCIE_CAP + 4, 4).unwrap() & (1 << 28),
+            0,
+            "FLR capable"
+        );
+        // BARs: sized by writing all ones, then placed where software puts them.
+        c.write(0x10, 4, u32::MAX).unwrap();
+        assert_eq!(
+            c.read(0x10, 4),
+            Some(!(spec.bar0_size as u32 - 1)),
+            "BAR0 sizing"
+        );
+        c.write(0x10, 4, 0xfd00_0000).unwrap();
+        c.set_bar_size(1, 256 << 20);
+        c.write(0x14, 4, 0x1000_0000).unwrap();
+        c.write(0x18, 4, 0xc0).unwrap();
+        assert_eq!(c.read(0x10, 4), Some(0xfd00_0000));
+        assert_eq!(c.read(0x14, 4), Some(0x1000_000c), "type bits kept");
+        assert_eq!(c.read(0x18, 4), Some(0xc0));
         c.reset();
         assert!(!c.bus_master());
+        assert_eq!(c.read(pmcsr, 2).map(|v| v & 3), Some(0), "D0 after reset");
     }
 }

@@ -524,6 +524,12 @@ impl SimGpu {
         ok
     }
 
+    /// Makes BAR1 decode `size` bytes in config space (its register's writable bits), as a
+    /// vfio-user guest sees it; VRAM and the bus are unchanged.
+    pub fn set_config_bar1_size(&self, size: u64) {
+        self.inner.lock().config.set_bar_size(1, size);
+    }
+
     /// Function-level reset: every unit back to its power-on state, WPR2 lowered, bus
     /// mastering off. VRAM keeps its contents (as on hardware).
     pub fn reset(&self) {

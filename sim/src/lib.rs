@@ -25,6 +25,7 @@
 //! - [`units`]: the blocks of the GPU (identity, FSP, GSP, MMU, host/FIFO, copy, compute).
 //! - [`decode`]: the independent pushbuffer/QMD decoder.
 //! - [`remote`]: the GPUs served over tinygrad's remote PCI protocol.
+//! - [`vfio_user`]: a GPU served to QEMU as a vfio-user PCI device.
 //! - [`trace`]: a record of a driver's BAR0, config and DMA traffic, and two records compared.
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -40,6 +41,7 @@ pub mod platform;
 pub mod remote;
 pub mod trace;
 pub mod units;
+pub mod vfio_user;
 
 pub use chip::{ChipSpec, SimChip};
 pub use device::SimGpu;

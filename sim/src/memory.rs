@@ -121,6 +121,38 @@ impl Mapping {
     }
 
     /// Gives the pages back to the kernel (they read as zero afterwards).
+    /// `len` bytes of the file `fd` from byte `offset`, shared with whoever else maps it (a
+    /// vfio-user client's guest memory).
+    fn from_fd(
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        len: usize,
+        writable: bool,
+    ) -> std::io::Result<Mapping> {
+        use std::os::fd::AsRawFd;
+        let prot = libc::PROT_READ | if writable { libc::PROT_WRITE } else { 0 };
+        let off = libc::off_t::try_from(offset)
+            .map_err(|_| std::io::Error::other("file offset too large"))?;
+        // SAFETY: a fresh shared mapping of a file the caller holds open; no existing memory
+        // is affected. A client that shrinks the file afterwards makes accesses raise SIGBUS:
+        // `SysMem::map_fd` checks the size at map time, as libvfio-user does.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                off,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(p.cast()).ok_or_else(|| std::io::Error::other("mmap gave null"))?;
+        Ok(Mapping { ptr, len })
+    }
+
     fn discard(&self) {
         // SAFETY: our own mapping; MADV_DONTNEED on private anonymous memory zero-fills.
         unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, libc::MADV_DONTNEED) };
@@ -307,6 +339,10 @@ struct Region {
     /// The bus space taken for the whole allocation (guard included), on the region at
     /// offset 0.
     bus_space: Option<(u64, u64)>,
+    /// Whether the device may write it (a vfio-user client may map memory read-only).
+    writable: bool,
+    /// Mapped from a client's file by [`SysMem::map_fd`] (not an allocation of ours).
+    from_fd: bool,
 }
 
 /// First bus address handed out for host memory: 4 GiB, clear of the 32-bit BARs.
@@ -490,6 +526,8 @@ impl SysMem {
                 len,
                 id,
                 bus_space: (offset == 0).then_some((base, bus_len)),
+                writable: true,
+                from_fd: false,
             })
         };
         if contiguous {
@@ -540,6 +578,91 @@ impl SysMem {
         debug_assert!(freed.is_ok(), "bus range {bus:#x}+{len:#x}: {freed:?}");
     }
 
+    /// Maps `len` bytes of the file `fd` from byte `offset` for DMA at bus address `bus` (a
+    /// vfio-user client's DMA_MAP: the guest's memory at the IOVA its IOMMU gave it). All of
+    /// `bus`, `len` and `offset` must be 4 KiB aligned, the range must not overlap another
+    /// mapping, and the file must be at least `offset + len` long. Returns the mapping's id.
+    pub fn map_fd(
+        &self,
+        bus: u64,
+        len: u64,
+        fd: std::os::fd::BorrowedFd<'_>,
+        offset: u64,
+        writable: bool,
+    ) -> std::io::Result<u64> {
+        use std::io::{Error, ErrorKind};
+        const PAGE: u64 = 4096;
+        let bad = |m: String| Error::new(ErrorKind::InvalidInput, m);
+        if len == 0 || !bus.is_multiple_of(PAGE) || !len.is_multiple_of(PAGE) {
+            return Err(bad(format!(
+                "DMA mapping {bus:#x}+{len:#x} is empty or not 4 KiB aligned"
+            )));
+        }
+        if !offset.is_multiple_of(PAGE) {
+            return Err(bad(format!("file offset {offset:#x} is not 4 KiB aligned")));
+        }
+        let end = bus
+            .checked_add(len)
+            .ok_or_else(|| bad(format!("DMA mapping {bus:#x}+{len:#x} wraps")))?;
+        let file_end = offset
+            .checked_add(len)
+            .ok_or_else(|| bad(format!("file range {offset:#x}+{len:#x} wraps")))?;
+        let ulen = usize::try_from(len).map_err(|_| bad("mapping too large".into()))?;
+        // SAFETY: fstat on a descriptor the caller holds open, into a zeroed struct.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::fstat(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut st) } != 0 {
+            return Err(Error::last_os_error());
+        }
+        // CAST: st_size of a regular file is non-negative.
+        if (st.st_mode & libc::S_IFMT) == libc::S_IFREG && (st.st_size as u64) < file_end {
+            return Err(bad(format!(
+                "the file is {:#x} bytes, the mapping needs {file_end:#x}",
+                st.st_size
+            )));
+        }
+        let mut r = self.regions.write().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, o)) = r.range(..end).next_back()
+            && o.bus + o.len as u64 > bus
+        {
+            return Err(bad(format!(
+                "DMA mapping {bus:#x}+{len:#x} overlaps the mapping at {:#x}+{:#x}",
+                o.bus, o.len
+            )));
+        }
+        let map = Arc::new(Mapping::from_fd(fd, offset, ulen, writable)?);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        r.insert(
+            bus,
+            Arc::new(Region {
+                bus,
+                map,
+                offset: 0,
+                len: ulen,
+                id,
+                bus_space: None,
+                writable,
+                from_fd: true,
+            }),
+        );
+        Ok(id)
+    }
+
+    /// Removes every mapping [`Self::map_fd`] made that lies inside `[bus, bus + len)`
+    /// (`len` 0: all of them); returns how many. The memory is unmapped once no access is
+    /// still using it.
+    pub fn unmap_fd(&self, bus: u64, len: u64) -> usize {
+        let end = bus.saturating_add(len);
+        let mut r = self.regions.write().unwrap_or_else(|p| p.into_inner());
+        let before = r.len();
+        r.retain(|_, reg| {
+            // CAST: region lengths fit u64.
+            let inside = len == 0 || (reg.bus >= bus && reg.bus + reg.len as u64 <= end);
+            !(reg.from_fd && inside)
+        });
+        before - r.len()
+    }
+
     /// Bytes currently mapped, and the number of allocations (for leak checks).
     pub fn mapped(&self) -> (u64, usize) {
         let r = self.regions.read().unwrap_or_else(|p| p.into_inner());
@@ -566,6 +689,7 @@ impl SysMem {
         if off
             .checked_add(len as u64)
             .is_none_or(|end| end > reg.len as u64)
+            || (access == Access::Write && !reg.writable)
         {
             return Err(fault);
         }

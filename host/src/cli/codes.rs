@@ -174,6 +174,8 @@ error_codes! {
         "The process is out of threads or memory; check ulimit -u.";
     SERVE_TRACE "NVB-E406" "the trace file cannot be written"
         "Give --trace a path in a writable directory.";
+    SERVE_SOCKET "NVB-E407" "the vfio-user socket cannot be made"
+        "Give --vfio-user a path that does not exist yet, in a writable directory.";
     FW_UNKNOWN_CHIP "NVB-E501" "unknown chip"
         "Give one of the chips the message lists, or all.";
     FW_UNUSABLE_SOURCE "NVB-E502" "the firmware source cannot be used"
@@ -293,6 +295,7 @@ impl CliError {
             CliError::Setup(e) => setup_code(e),
             CliError::Serve(e) => serve_code(e),
             CliError::Trace { .. } => SERVE_TRACE,
+            CliError::VfioUser(e) => vfio_user_code(e),
             CliError::Firmware(e) => firmware_code(e),
             CliError::Fault { report, .. } => fault_code(report),
             CliError::Vbios { .. } => VBIOS,
@@ -519,6 +522,15 @@ fn serve_code(e: &ServeError) -> ErrorCode {
         ServeError::Bind { .. } => SERVE_BIND,
         ServeError::Gpu { .. } => SERVE_GPU,
         ServeError::Thread(_) => SERVE_THREAD,
+    }
+}
+
+fn vfio_user_code(e: &nvbare_sim::vfio_user::VfioUserError) -> ErrorCode {
+    use nvbare_sim::vfio_user::VfioUserError as E;
+    match e {
+        E::SocketExists(_) | E::Bind { .. } => SERVE_SOCKET,
+        E::Gpu(_) => SERVE_GPU,
+        E::Thread(_) => SERVE_THREAD,
     }
 }
 

@@ -217,6 +217,9 @@ pub enum CliError {
     /// `nvbare sim serve` could not start.
     #[error(transparent)]
     Serve(#[from] nvbare_sim::remote::ServeError),
+    /// `nvbare sim serve --vfio-user SOCKET` could not start.
+    #[error(transparent)]
+    VfioUser(#[from] nvbare_sim::vfio_user::VfioUserError),
     /// `nvbare sim serve --trace FILE` could not write FILE.
     #[error("cannot write the trace to {}: {source}", path.display())]
     Trace {

@@ -40,6 +40,8 @@ Environment:
                         (default of --firmware-dir) and where `sim serve` reads it
                         [default: ~/.cache/nvbare/firmware]; also read by the tests
   XDG_CACHE_HOME, HOME  where `firmware fetch` caches (XDG_CACHE_HOME/nvbare/firmware)
+  NVBARE_VFIO_USER_TRACE  `sim serve --vfio-user`: every request on stderr
+  NVBARE_SIM_LOG        `sim serve --vfio-user`: the simulator's log when it stops
 Read by the test suites (cargo test), not by nvbare:
   NVBARE_REQUIRE_FIRMWARE=1    firmware tests fail instead of skipping
   NVBARE_FIRMWARE_DEB          a firmware-nvidia-graphics .deb for the package tests

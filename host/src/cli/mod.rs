@@ -268,7 +268,10 @@ pub fn dispatch(command: Command, out: &mut impl Write) -> Result<(), CliError> 
             command: setup::SimCommand::Serve(a),
         } => {
             interrupt::install();
-            setup::sim_serve(&a, interrupt::requested, out).map(|_| ())
+            match &a.vfio_user {
+                Some(socket) => setup::sim_serve_vfio_user(&a, socket, interrupt::requested, out),
+                None => setup::sim_serve(&a, interrupt::requested, out).map(|_| ()),
+            }
         }
         Command::Vbios(a) => print(out, &vbios::run(&a)?),
         Command::Explain { code } => print(out, &codes::explain(code.as_deref())?),

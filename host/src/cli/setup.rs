@@ -68,6 +68,11 @@ pub struct ServeArgs {
     /// inc/swref/published`. Without them the trace has offsets only.
     #[arg(long, value_name = "DIR", requires = "trace")]
     pub hwref: Option<PathBuf>,
+    /// Serve one GPU as a vfio-user PCI device on the Unix socket SOCKET instead (QEMU >= 10.1:
+    /// `-device vfio-user-pci,socket=SOCKET`; the guest binds it to vfio-pci). BAR1 is cut to
+    /// 256 MiB, which a guest's PCI hole places.
+    #[arg(long, value_name = "SOCKET", conflicts_with_all = ["gpus", "allow_remote", "trace", "listen"])]
+    pub vfio_user: Option<PathBuf>,
 }
 
 /// Where `--hwref` defaults to, under `$NVBARE_REFERENCE`.
@@ -83,6 +88,74 @@ pub(super) fn parse_chip(s: &str) -> Result<SimChip, String> {
         };
         format!("{s:?}: the simulator has {list}")
     })
+}
+
+/// `nvbare sim serve --vfio-user SOCKET`: serves until `stop` says so, then prints what the
+/// client asked and what was refused.
+pub fn sim_serve_vfio_user(
+    a: &ServeArgs,
+    socket: &Path,
+    stop: impl Fn() -> bool,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    use nvbare_sim::vfio_user::{VfioUserConfig, protocol::Command};
+    let mut server = nvbare_sim::vfio_user::serve(VfioUserConfig {
+        chip: a.chip,
+        socket: socket.to_path_buf(),
+        faults: Default::default(),
+    })?;
+    let spec = a.chip.spec();
+    writeln!(
+        out,
+        "serving a simulated {} (10de:{:04x}) as a vfio-user device on {} (QEMU: -device \
+         vfio-user-pci,socket={}); BAR1 {} MiB of the chip's {} GiB (a guest's PCI hole); \
+         Ctrl-C stops",
+        spec.name,
+        spec.device_id,
+        socket.display(),
+        socket.display(),
+        server.guest_bar1() >> 20,
+        server.gpu().bar(1).map_or(0, |(_, s)| s >> 30),
+    )
+    .map_err(CliError::Output)?;
+    out.flush().map_err(CliError::Output)?;
+    // TIMEOUT: none: the server runs until the user stops it; the poll only looks at the
+    // stop flag every 100 ms.
+    let forever = Wait::pausing("Ctrl-C", u64::MAX, 100_000_000);
+    let _ = poll_until(&HostClock::new(), forever, || stop().then_some(()));
+    server.stop();
+    let asked: Vec<String> = [
+        Command::RegionRead,
+        Command::RegionWrite,
+        Command::DmaMap,
+        Command::DmaUnmap,
+        Command::DeviceReset,
+    ]
+    .iter()
+    .map(|&c| format!("{c:?} {}", server.requests(c)))
+    .collect();
+    writeln!(out, "stopped: {}", asked.join(", ")).map_err(CliError::Output)?;
+    for e in server.ended() {
+        writeln!(out, "  connection: {e}").map_err(CliError::Output)?;
+    }
+    let unreachable = server.unreachable();
+    if let Some(first) = unreachable.first() {
+        writeln!(
+            out,
+            "  {} DMA mapping(s) without a descriptor, unreachable by the GPU; first: {first}",
+            unreachable.len()
+        )
+        .map_err(CliError::Output)?;
+    }
+    for r in server.refusals() {
+        writeln!(out, "  refused: {r}").map_err(CliError::Output)?;
+    }
+    if std::env::var_os("NVBARE_SIM_LOG").is_some() {
+        for l in server.gpu().log().lines() {
+            writeln!(out, "  sim: {l:?}").map_err(CliError::Output)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs the server of `a` until `stop` says so (checked every 100 ms), writing its address

@@ -423,6 +423,7 @@ fn sim_serve_starts_on_loopback_stops_and_reports() {
         allow_remote: false,
         trace: None,
         hwref: None,
+        vfio_user: None,
     };
     let mut out = Vec::new();
     let stats = setup::sim_serve(&a, || true, &mut out).unwrap();
@@ -444,6 +445,7 @@ fn sim_serve_starts_on_loopback_stops_and_reports() {
                 allow_remote: false,
                 trace: None,
                 hwref: None,
+                vfio_user: None,
             }
         };
         setup::sim_serve(&a, || true, &mut Vec::new())
@@ -452,6 +454,40 @@ fn sim_serve_starts_on_loopback_stops_and_reports() {
     };
     assert_eq!(refused("0.0.0.0:0", 1), codes::SERVE_NOT_LOOPBACK);
     assert_eq!(refused("127.0.0.1:0", 0), codes::SERVE_GPU_COUNT);
+}
+
+#[test]
+fn sim_serve_vfio_user_says_where_and_what_the_guest_gets_and_refuses_a_taken_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("gpu.sock");
+    let a = ServeArgs {
+        chip: nvbare_sim::SimChip::Gh100,
+        listen: "127.0.0.1:6667".parse().unwrap(),
+        gpus: 1,
+        allow_remote: false,
+        trace: None,
+        hwref: None,
+        vfio_user: Some(socket.clone()),
+    };
+    let mut out = Vec::new();
+    setup::sim_serve_vfio_user(&a, &socket, || true, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with("serving a simulated gh100 (10de:2335) as a vfio-user device on"),
+        "{text}"
+    );
+    assert!(
+        text.contains("BAR1 256 MiB of the chip's 256 GiB"),
+        "{text}"
+    );
+    assert!(text.contains("stopped: RegionRead 0"), "{text}");
+    assert!(
+        !socket.exists(),
+        "the socket is removed when the server stops"
+    );
+    std::fs::write(&socket, b"").unwrap();
+    let e = setup::sim_serve_vfio_user(&a, &socket, || true, &mut Vec::new()).unwrap_err();
+    assert_eq!(e.code(), codes::SERVE_SOCKET);
 }
 
 #[test]
@@ -465,6 +501,7 @@ fn sim_serve_writes_its_trace_when_it_stops_and_refuses_an_unwritable_one() {
         allow_remote: false,
         trace: Some(file.clone()),
         hwref: Some(dir.path().join("no-headers-here")),
+        vfio_user: None,
     };
     let mut out = Vec::new();
     setup::sim_serve(&a, || true, &mut out).unwrap();

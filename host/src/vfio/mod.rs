@@ -345,11 +345,19 @@ impl<S: VfioSys> Vfio<S> {
         }
         sys.group_set_container(&group_fd, &container)
             .map_err(ioctl_err("VFIO_GROUP_SET_CONTAINER", addr, "see dmesg"))?;
-        sys.set_iommu(&container, kind).map_err(ioctl_err(
-            "VFIO_SET_IOMMU",
-            addr,
-            "see dmesg (the IOMMU driver refused the container)",
-        ))?;
+        sys.set_iommu(&container, kind).map_err(|source| {
+            // Seen under a real kernel (tests/vm/run, virtio-iommu): vfio_iommu_type1 answers
+            // EPERM for an IOMMU without interrupt remapping.
+            let remedy = if source.raw_os_error() == Some(libc::EPERM) {
+                "the IOMMU has no interrupt remapping (a virtio-iommu, or interrupt remapping \
+                 off); vfio_iommu_type1 then refuses the container unless loaded with \
+                 allow_unsafe_interrupts=1 (modprobe vfio_iommu_type1 \
+                 allow_unsafe_interrupts=1), which trusts the device's MSIs; see dmesg"
+            } else {
+                "see dmesg (the IOMMU driver refused the container)"
+            };
+            ioctl_err("VFIO_SET_IOMMU", addr, remedy)(source)
+        })?;
         let device = sys
             .group_device(&group_fd, &addr.to_string())
             .map_err(ioctl_err(

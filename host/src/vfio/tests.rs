@@ -299,6 +299,16 @@ fn reset_turns_bus_mastering_off_first_and_refuses_without_flr() {
 }
 
 #[test]
+fn an_iommu_without_interrupt_remapping_names_allow_unsafe_interrupts() {
+    // What a real kernel did in the QEMU guest behind virtio-iommu (tests/vm/run).
+    let r = rig();
+    r.twin.0.lock().unwrap().no_interrupt_remapping = true;
+    let m = r.open().unwrap_err().to_string();
+    assert!(m.contains("VFIO_SET_IOMMU"), "{m}");
+    assert!(m.contains("allow_unsafe_interrupts=1"), "{m}");
+}
+
+#[test]
 fn config_space_goes_through_the_config_region() {
     let r = rig();
     r.twin.poke(7, 0, &[0xde, 0x10, 0x35, 0x23]);

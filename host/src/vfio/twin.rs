@@ -76,6 +76,9 @@ pub struct State {
     pub extensions: Vec<u32>,
     pub group_flags: u32,
     pub iommu_set: Option<u32>,
+    /// `VFIO_SET_IOMMU` fails with EPERM, as vfio_iommu_type1 refuses an IOMMU without
+    /// interrupt remapping (virtio-iommu in a QEMU guest) unless `allow_unsafe_interrupts=1`.
+    pub no_interrupt_remapping: bool,
     pub container_set: bool,
     pub device_flags: u32,
     pub regions: Vec<FakeRegion>,
@@ -175,6 +178,7 @@ impl Twin {
             extensions: vec![b::VFIO_TYPE1v2_IOMMU, b::VFIO_NOIOMMU_IOMMU],
             group_flags: b::VFIO_GROUP_FLAGS_VIABLE,
             iommu_set: None,
+            no_interrupt_remapping: false,
             container_set: false,
             device_flags: b::VFIO_DEVICE_FLAGS_PCI | b::VFIO_DEVICE_FLAGS_RESET,
             regions,
@@ -338,6 +342,9 @@ impl VfioSys for Twin {
             "VFIO_SET_IOMMU needs a group in the container"
         );
         s.calls.push(format!("set_iommu {kind}"));
+        if s.no_interrupt_remapping && kind != b::VFIO_NOIOMMU_IOMMU {
+            return Err(io::Error::from_raw_os_error(libc::EPERM));
+        }
         s.iommu_set = Some(kind);
         Ok(())
     }

@@ -106,11 +106,37 @@ fn va_free(cpu_visible: bool, va: u64, size: u64) {
 /// `mmap`s `len` bytes of `fd` (shared, read-write) wherever the kernel places them; `fd` -1
 /// maps anonymous shared memory.
 pub(crate) fn mmap_shared(len: u64, fd: i32, what: &'static str) -> Result<NonNull<u8>, NvkError> {
-    let flags = libc::MAP_SHARED | if fd < 0 { libc::MAP_ANONYMOUS } else { 0 };
-    // SAFETY: a new mapping where the kernel chooses; nothing else refers to it yet.
+    mmap_rw(None, len, fd, what)
+}
+
+/// `mmap`s `len` bytes of `fd` at exactly `addr`, refusing to replace anything.
+pub(crate) fn mmap_fixed(
+    addr: u64,
+    len: u64,
+    fd: i32,
+    what: &'static str,
+) -> Result<NonNull<u8>, NvkError> {
+    mmap_rw(Some(addr), len, fd, what)
+}
+
+/// The one shared read-write `mmap` of this backend: at `at` exactly (MAP_FIXED_NOREPLACE)
+/// or where the kernel chooses; `fd` -1 is anonymous memory.
+fn mmap_rw(
+    at: Option<u64>,
+    len: u64,
+    fd: i32,
+    what: &'static str,
+) -> Result<NonNull<u8>, NvkError> {
+    let mut flags = libc::MAP_SHARED | if fd < 0 { libc::MAP_ANONYMOUS } else { 0 };
+    if at.is_some() {
+        flags |= libc::MAP_FIXED_NOREPLACE;
+    }
+    let hint = at.map_or(std::ptr::null_mut(), |a| a as *mut libc::c_void);
+    // SAFETY: a new mapping, where the kernel chooses or at an address we reserved for it;
+    // MAP_FIXED_NOREPLACE makes the kernel fail rather than replace an existing mapping.
     let p = unsafe {
         libc::mmap(
-            std::ptr::null_mut(),
+            hint,
             // CAST: buffer sizes fit the address space.
             len as usize,
             libc::PROT_READ | libc::PROT_WRITE,
@@ -125,40 +151,9 @@ pub(crate) fn mmap_shared(len: u64, fd: i32, what: &'static str) -> Result<NonNu
             source: std::io::Error::last_os_error(),
         });
     }
-    NonNull::new(p.cast()).ok_or(NvkError::Mmap {
-        what,
-        source: std::io::Error::other("null"),
-    })
-}
-
-/// `mmap`s `len` bytes of `fd` at exactly `addr`, refusing to replace anything.
-pub(crate) fn mmap_fixed(
-    addr: u64,
-    len: u64,
-    fd: i32,
-    what: &'static str,
-) -> Result<NonNull<u8>, NvkError> {
-    let flags =
-        libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE | if fd < 0 { libc::MAP_ANONYMOUS } else { 0 };
-    // SAFETY: a new mapping at an address we reserved for it; MAP_FIXED_NOREPLACE makes the
-    // kernel fail rather than replace an existing mapping.
-    let p = unsafe {
-        libc::mmap(
-            addr as *mut libc::c_void,
-            len as usize,
-            libc::PROT_READ | libc::PROT_WRITE,
-            flags,
-            fd,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(NvkError::Mmap {
-            what,
-            source: std::io::Error::last_os_error(),
-        });
-    }
-    if p as u64 != addr {
+    if let Some(addr) = at
+        && p as u64 != addr
+    {
         // An old kernel that ignores MAP_FIXED_NOREPLACE placed it elsewhere.
         // SAFETY: unmapping exactly what this call mapped.
         unsafe { libc::munmap(p, len as usize) };

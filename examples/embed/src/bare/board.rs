@@ -1,14 +1,11 @@
-//! The board: one NVIDIA GPU at addresses the loader (or the hypervisor) fixed, identity
-//! mapped, and a region of physical memory set aside for DMA. This is everything nvbare
-//! needs of the machine: its `Platform`.
+//! The board: one NVIDIA GPU found on the PCI bus, identity mapped, and a region of RAM set
+//! aside for DMA. This is everything nvbare needs of the machine: its `Platform`.
 //!
 //! | what | where |
 //! |---|---|
-//! | BAR0 (registers) | [`BAR0`], 16 MiB, uncached |
-//! | BAR1 (VRAM aperture) | [`BAR1`], [`BAR1_SIZE`], write-combined or uncached |
-//! | BAR3 | [`BAR3`] (only its address is reported to GSP-RM) |
-//! | PCI config | ECAM at [`ECAM`], the GPU at [`PCI`] |
-//! | DMA memory | [`DMA_BASE`], [`DMA_SIZE`]: bus address = physical = virtual (no IOMMU) |
+//! | BAR0 (registers), BAR1 (VRAM aperture), BAR3 | as the firmware assigned them ([`Bars`]), mapped uncached ([`super::paging`]) |
+//! | PCI config | ECAM from ACPI's MCFG ([`Ecam`]) |
+//! | DMA memory | the region [`super::memory::layout`] chose: bus address = physical = virtual (no IOMMU: the GPU's DMA reaches guest RAM directly) |
 
 use alloc::vec::Vec;
 
@@ -16,82 +13,77 @@ use nvbare_core::hal::{Bar0, BarInfo, DMA_PAGE, DmaMemory, PciAddress, Platform,
 use nvbare_core::shared::SharedMem;
 
 use super::clock::Tsc;
-
-/// BAR0's address.
-pub const BAR0: u64 = 0xf000_0000;
-/// BAR0's size.
-pub const BAR0_SIZE: u64 = 16 << 20;
-/// BAR1's address.
-pub const BAR1: u64 = 0x40_0000_0000;
-/// BAR1's size (as large as VRAM with resizable BAR).
-pub const BAR1_SIZE: u64 = 32 << 30;
-/// BAR3's address.
-pub const BAR3: u64 = 0xf200_0000;
-/// BAR3's size.
-pub const BAR3_SIZE: u64 = 32 << 20;
-/// The PCI Express enhanced configuration space (ECAM) of segment 0.
-pub const ECAM: u64 = 0xe000_0000;
-/// The GPU's PCI address.
-pub const PCI: PciAddress = PciAddress {
-    domain: 0,
-    bus: 0x41,
-    device: 0,
-    function: 0,
-};
-/// Physical memory for DMA.
-pub const DMA_BASE: u64 = 0x1_0000_0000;
-/// Its size: GSP-RM's boot takes ~100 MiB, the program's buffers a few MiB.
-pub const DMA_SIZE: u64 = 1 << 30;
+use super::pci::{self, Ecam, Function};
 
 /// PCI config registers (PCI Local Bus 6.1, PCI Express 7.5.3).
 const PCI_CAP_PTR: u16 = 0x34;
 const PCI_CAP_ID_EXP: u32 = 0x10;
 const PCI_EXP_DEVCTL: u16 = 0x08;
 const PCI_EXP_DEVCTL_BCR_FLR: u32 = 1 << 15;
+/// The BAR registers (0x10..0x28) an FLR may clear and the reset puts back.
+const BAR_REGS: core::ops::Range<u16> = 0x10..0x28;
+
+/// The GPU's BARs: (address, size).
+#[derive(Clone, Copy, Debug)]
+pub struct Bars {
+    /// BAR0, the registers.
+    pub bar0: (u64, u64),
+    /// BAR1, the VRAM aperture.
+    pub bar1: (u64, u64),
+    /// BAR3 (only its address is reported to GSP-RM).
+    pub bar3: Option<(u64, u64)>,
+}
 
 /// The GPU and the machine around it.
 pub struct Board {
     clock: Tsc,
+    ecam: Ecam,
+    gpu: Function,
+    bars: Bars,
     /// Free DMA ranges (start, length), sorted, merged.
     free: Vec<(u64, u64)>,
 }
 
 impl Board {
-    /// The board as the loader left it.
-    pub fn new() -> Self {
+    /// The GPU at `gpu` with its `bars` mapped, and `dma` (start, length) of RAM for DMA.
+    pub fn new(clock: Tsc, ecam: Ecam, gpu: Function, bars: Bars, dma: (u64, u64)) -> Self {
         Self {
-            clock: Tsc::new(),
-            free: alloc::vec![(DMA_BASE, DMA_SIZE)],
+            clock,
+            ecam,
+            gpu,
+            bars,
+            free: alloc::vec![dma],
         }
     }
 
-    /// The ECAM address of config register `offset` of the GPU.
-    fn config_addr(&self, offset: u16, size: u8) -> Result<u64, PlatformError> {
-        if offset >= 4096 || !matches!(size, 1 | 2 | 4) || !offset.is_multiple_of(u16::from(size)) {
-            return Err(PlatformError::Unsupported("an unaligned config access"));
-        }
-        let bdf =
-            u64::from(PCI.bus) << 20 | u64::from(PCI.device) << 15 | u64::from(PCI.function) << 12;
-        Ok(ECAM + bdf + u64::from(offset))
+    /// Bytes of DMA memory free now.
+    pub fn dma_free_bytes(&self) -> u64 {
+        self.free.iter().map(|r| r.1).sum()
+    }
+
+    fn bar0_addr(&self, offset: u32) -> Option<u64> {
+        let (base, size) = self.bars.bar0;
+        (u64::from(offset) + 4 <= size && offset.is_multiple_of(4))
+            .then(|| base + u64::from(offset))
     }
 }
 
 impl Bar0 for Board {
     fn read32(&self, offset: u32) -> u32 {
-        if u64::from(offset) + 4 > BAR0_SIZE || !offset.is_multiple_of(4) {
+        let Some(a) = self.bar0_addr(offset) else {
             return u32::MAX;
-        }
-        // SAFETY: BAR0 is mapped uncached at BAR0 for its whole size (the board's contract)
-        // and the offset is inside it and aligned; MMIO needs a volatile access.
-        unsafe { ((BAR0 + u64::from(offset)) as *const u32).read_volatile() }
+        };
+        // SAFETY: BAR0 is mapped uncached for its whole size (`paging::map_bars`), the
+        // address is inside it and aligned; MMIO needs a volatile access.
+        unsafe { (a as *const u32).read_volatile() }
     }
 
     fn write32(&self, offset: u32, value: u32) {
-        if u64::from(offset) + 4 > BAR0_SIZE || !offset.is_multiple_of(4) {
+        let Some(a) = self.bar0_addr(offset) else {
             return;
-        }
+        };
         // SAFETY: as in `read32`.
-        unsafe { ((BAR0 + u64::from(offset)) as *mut u32).write_volatile(value) }
+        unsafe { (a as *mut u32).write_volatile(value) }
     }
 }
 
@@ -103,23 +95,29 @@ impl Platform for Board {
     }
 
     fn pci_address(&self) -> PciAddress {
-        PCI
+        PciAddress {
+            domain: 0,
+            bus: self.gpu.bus,
+            device: self.gpu.device,
+            function: self.gpu.function,
+        }
     }
 
     fn bar_info(&self, index: u32) -> Option<BarInfo> {
         let (bus_addr, size) = match index {
-            0 => (BAR0, BAR0_SIZE),
-            1 => (BAR1, BAR1_SIZE),
-            3 => (BAR3, BAR3_SIZE),
+            0 => self.bars.bar0,
+            1 => self.bars.bar1,
+            3 => self.bars.bar3?,
             _ => return None,
         };
         Some(BarInfo { bus_addr, size })
     }
 
     fn bar1(&self) -> Option<SharedMem> {
-        // SAFETY: BAR1 is mapped at BAR1 for BAR1_SIZE bytes for as long as the program
-        // runs, and nothing else reaches it through references.
-        Some(unsafe { SharedMem::from_raw(BAR1 as *mut u8, BAR1_SIZE as usize, BAR1) })
+        let (base, size) = self.bars.bar1;
+        // SAFETY: BAR1 is mapped for its whole size for as long as the program runs
+        // (`paging::map_bars`), and nothing else reaches it through references.
+        Some(unsafe { SharedMem::from_raw(base as *mut u8, size as usize, base) })
     }
 
     fn dma_alloc(&mut self, bytes: usize, _contiguous: bool) -> Result<DmaMemory, PlatformError> {
@@ -137,7 +135,7 @@ impl Platform for Board {
         let Some((i, at)) = found else {
             return Err(PlatformError::OutOfDmaMemory {
                 bytes,
-                remedy: "give the board a larger DMA region (DMA_SIZE)",
+                remedy: "give the machine more RAM (QEMU: -m)",
             });
         };
         let (s, l) = self.free[i];
@@ -148,8 +146,8 @@ impl Platform for Board {
         if at > s {
             self.free.insert(i, (s, at - s));
         }
-        // SAFETY: the range is inside the DMA region, identity mapped, and handed out once
-        // until `dma_free` takes it back.
+        // SAFETY: the range is inside the DMA region, identity mapped RAM, and handed out
+        // once until `dma_free` takes it back.
         let cpu = unsafe { SharedMem::from_raw(at as *mut u8, len as usize, at) };
         cpu.fill(0, len as usize, 0)
             .map_err(|_| PlatformError::Unsupported("zeroing DMA memory"))?;
@@ -177,35 +175,31 @@ impl Platform for Board {
     }
 
     fn config_read(&self, offset: u16, size: u8) -> Result<u32, PlatformError> {
-        let a = self.config_addr(offset, size)?;
-        // SAFETY: ECAM is mapped uncached; the address is the GPU's config space, aligned
-        // to the access size (checked).
-        Ok(unsafe {
-            match size {
-                1 => u32::from((a as *const u8).read_volatile()),
-                2 => u32::from((a as *const u16).read_volatile()),
-                _ => (a as *const u32).read_volatile(),
-            }
-        })
+        self.ecam
+            .read(self.gpu, offset, size)
+            .ok_or(PlatformError::Unsupported(
+                "a config access outside 4 KiB or unaligned",
+            ))
     }
 
     fn config_write(&self, offset: u16, size: u8, value: u32) -> Result<(), PlatformError> {
-        let a = self.config_addr(offset, size)?;
-        // SAFETY: as in `config_read`.
-        unsafe {
-            match size {
-                // CAST: the access size drops the high bits, as the hardware does.
-                1 => (a as *mut u8).write_volatile(value as u8),
-                2 => (a as *mut u16).write_volatile(value as u16),
-                _ => (a as *mut u32).write_volatile(value),
-            }
-        }
-        Ok(())
+        self.ecam
+            .write(self.gpu, offset, size, value)
+            .ok_or(PlatformError::Unsupported(
+                "a config access outside 4 KiB or unaligned",
+            ))
     }
 
-    /// A function-level reset through the PCI Express capability (Initiate FLR), then the
-    /// 100 ms the specification gives the function to come back.
+    /// A function-level reset through the PCI Express capability (Initiate FLR), the 100 ms
+    /// the specification gives the function to come back, then the BARs put back (as Linux's
+    /// `pci_reset_function` restores them) with bus mastering left off: the boot turns it on
+    /// when it is ready for the GPU's DMA.
     fn reset(&mut self) -> Result<(), PlatformError> {
+        let mut saved = [0u32; 6];
+        for (v, reg) in saved.iter_mut().zip(BAR_REGS.step_by(4)) {
+            *v = self.config_read(reg, 4)?;
+        }
+        let cmd = self.config_read(pci::COMMAND, 2)?;
         let mut cap = self.config_read(PCI_CAP_PTR, 1)? as u16;
         for _ in 0..48 {
             if cap < 0x40 {
@@ -218,6 +212,10 @@ impl Platform for Board {
                 self.config_write(ctl, 2, v | PCI_EXP_DEVCTL_BCR_FLR)?;
                 // TIMEOUT: PCIe 6.6.2: a function must complete an FLR within 100 ms.
                 nvbare_core::hal::Clock::delay_ns(&self.clock, 100_000_000);
+                for (v, reg) in saved.iter().zip(BAR_REGS.step_by(4)) {
+                    self.config_write(reg, 4, *v)?;
+                }
+                self.config_write(pci::COMMAND, 2, cmd & !pci::COMMAND_MASTER)?;
                 return Ok(());
             }
             // CAST: the next-capability pointer is config bits 15:8.

@@ -1,81 +1,107 @@
-//! The program: boot GSP-RM, open the GPU over it, run a vector add, check it, close.
-//!
-//! The firmware files come from the loader: it places a [`FirmwareHeader`] at
-//! [`FIRMWARE_AT`] followed by the FMC, the GSP-RM image and the bootloader of the chip
-//! (`nvidia/<chip>/gsp/{fmc,gsp,bootloader}-570.144.bin`).
+//! The program on the GPU: boot GSP-RM and open the GPU over it, run a vector add and check
+//! every sum, close (GSP-RM unloaded, the GPU's DMA stopped), and check that every byte of
+//! DMA memory came back.
 
+use alloc::format;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use core::fmt::Write;
 
 use nvbare_core::boot::Firmware;
-use nvbare_core::gpu::Placement;
+use nvbare_core::gpu::{Gpu, GpuConfig, Placement};
 use nvbare_core::gsp_rm::{GspRm, GspRmOptions};
+use nvbare_core::hal::{Clock, Platform};
 
 use super::board::Board;
-use super::serial::Com1;
-
-/// Where the loader put the firmware.
-pub const FIRMWARE_AT: u64 = 0x2_0000_0000;
-/// The header's magic: "NVFW".
-const FIRMWARE_MAGIC: u32 = u32::from_le_bytes(*b"NVFW");
-
-/// What precedes the firmware files at [`FIRMWARE_AT`].
-#[repr(C)]
-struct FirmwareHeader {
-    magic: u32,
-    fmc_len: u32,
-    gsp_len: u32,
-    bootloader_len: u32,
-}
+use super::report::Report;
 
 /// The committed test kernels (`core/tests/data/cubin/kernels.cu`).
 const SM90: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_90.cubin");
 const SM120: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_120.cubin");
 
-fn firmware() -> Result<Firmware<'static>, &'static str> {
-    // SAFETY: the loader's contract: a header at FIRMWARE_AT, identity mapped, followed by
-    // the three files, untouched for as long as the program runs.
-    let h = unsafe { &*(FIRMWARE_AT as *const FirmwareHeader) };
-    if h.magic != FIRMWARE_MAGIC {
-        return Err("no firmware at FIRMWARE_AT (the loader puts it there)");
-    }
-    let base = FIRMWARE_AT + core::mem::size_of::<FirmwareHeader>() as u64;
-    let file = |offset: u64, len: u32| {
-        // SAFETY: as above: the files follow the header back to back.
-        unsafe { core::slice::from_raw_parts((base + offset) as *const u8, len as usize) }
+/// Floats added.
+const N: u32 = 1 << 16;
+/// The launch arena (QMDs and constant banks): a few launches in flight need far less than
+/// the hosted default's 64 MiB, and its CPU-side shadow comes from the heap.
+const ARENA_BYTES: u64 = 4 << 20;
+
+/// Runs the program on `board` with `fw`, one report line per step.
+pub fn run(r: &mut Report, board: Board, fw: &Firmware<'_>) {
+    let clock = *board.clock();
+    let dma_bytes = board.dma_free_bytes();
+    let t = clock.now_ns();
+    let options = GspRmOptions {
+        gpu: GpuConfig {
+            arena: ARENA_BYTES,
+            ..GpuConfig::default()
+        },
+        ..GspRmOptions::default()
     };
-    let (f, g, b) = (h.fmc_len, h.gsp_len, h.bootloader_len);
-    Ok(Firmware {
-        fmc: file(0, f),
-        gsp: file(u64::from(f), g),
-        bootloader: file(u64::from(f) + u64::from(g), b),
-    })
+    let opened = GspRm::open(board, fw, &options)
+        .map(|gpu| {
+            let g = gpu.backend().gsp();
+            let detail = format!(
+                "{} booted GSP-RM ({}) in {} and opened the GPU over it",
+                g.report().chip,
+                gpu.info().rm,
+                nvbare_core::hal::Nanos(g.report().host_ns() + g.report().waited_ns()),
+            );
+            (gpu, detail)
+        })
+        .map_err(|f| f.to_string());
+    let Some(mut gpu) = r.step("gsp-boot", Some((&clock, t)), opened) else {
+        return;
+    };
+    r.note(format_args!("{}", gpu.backend().gsp().report()));
+    let detail = format!(
+        "{}, sm_{}, {} SMs, {} MiB VRAM",
+        gpu.info().name,
+        gpu.sm(),
+        gpu.gr().sm_count,
+        gpu.info().vram_bytes >> 20
+    );
+    r.step("gpu-info", None, Ok::<_, String>(((), detail)));
+
+    let t = clock.now_ns();
+    let added = vector_add(&mut gpu);
+    r.step("vector-add", Some((&clock, t)), added);
+
+    let t = clock.now_ns();
+    let (board, closed) = GspRm::close(gpu);
+    let closed = closed
+        .map(|c| {
+            let t = c.teardown;
+            let detail = format!(
+                "{} RM objects freed; GSP-RM unloaded {}, RISC-V halted {}, GPU reset {}, \
+                 WPR2 left up {}; {} boot allocations given back",
+                c.objects_freed, t.unloaded, t.halted, t.reset, t.wpr2_left_up, t.freed
+            );
+            ((), detail)
+        })
+        .map_err(|e| e.to_string());
+    r.step("close", Some((&clock, t)), closed);
+
+    let back = board.dma_free_bytes();
+    let returned = if back == dma_bytes {
+        Ok(((), format!("{} MiB free again", back >> 20)))
+    } else {
+        Err(format!(
+            "{} KiB of DMA memory not given back",
+            (dma_bytes - back) >> 10
+        ))
+    };
+    r.step("dma-returned", None, returned);
 }
 
-/// Runs the program, reporting on `out`.
-pub fn run(out: &mut Com1) -> Result<(), alloc::string::String> {
-    use alloc::string::ToString;
-    let fw = firmware().map_err(|e| e.to_string())?;
-    let mut gpu = GspRm::open(Board::new(), &fw, &GspRmOptions::default())
-        .map_err(|f| alloc::format!("open: {}", f.error))?;
-    let _ = writeln!(out, "{}", gpu.backend().gsp().report());
-    let _ = writeln!(
-        out,
-        "{} ({}): sm_{}, {} SMs",
-        gpu.info().name,
-        gpu.info().rm,
-        gpu.sm(),
-        gpu.gr().sm_count
-    );
-
+/// Loads `vector_add`, adds two vectors of [`N`] floats in VRAM, reads the sums back through
+/// BAR1 and counts the wrong ones; frees everything.
+fn vector_add(gpu: &mut Gpu<GspRm<Board>>) -> Result<((), String), String> {
     let cubin = match gpu.sm() {
         90 => SM90,
         120 => SM120,
-        sm => return Err(alloc::format!("no committed kernels for sm_{sm}")),
+        sm => return Err(format!("no committed kernels for sm_{sm}")),
     };
     let k = gpu.load(cubin, "vector_add").map_err(|e| e.to_string())?;
-    let n: u32 = 1 << 16;
-    let bytes = u64::from(n) * 4;
+    let bytes = u64::from(N) * 4;
     let mut bufs = Vec::new();
     for _ in 0..3 {
         bufs.push(
@@ -84,43 +110,43 @@ pub fn run(out: &mut Com1) -> Result<(), alloc::string::String> {
         );
     }
     let floats =
-        |f: &dyn Fn(u32) -> f32| -> Vec<u8> { (0..n).flat_map(|i| f(i).to_le_bytes()).collect() };
+        |f: &dyn Fn(u32) -> f32| -> Vec<u8> { (0..N).flat_map(|i| f(i).to_le_bytes()).collect() };
+    // CAST: i < 2^16 is exact in f32.
     let (a, b) = (floats(&|i| i as f32), floats(&|i| 2.0 * i as f32));
     for (buf, data) in bufs.iter().zip([&a, &b]) {
-        if let Some(v) = buf.view() {
-            v.write(0, data).map_err(|e| e.to_string())?;
-        }
+        let v = buf
+            .view()
+            .ok_or("a VRAM buffer without a CPU view (BAR1)")?;
+        v.write(0, data).map_err(|e| e.to_string())?;
     }
     let mut params = Vec::new();
     for buf in &bufs {
         params.extend_from_slice(&buf.gpu_va().to_le_bytes());
     }
-    params.extend_from_slice(&n.to_le_bytes());
+    params.extend_from_slice(&N.to_le_bytes());
     params.resize(k.info.param_size as usize, 0);
     let f = gpu
-        .launch(&k, [n / 256, 1, 1], [256, 1, 1], &params)
+        .launch(&k, [N / 256, 1, 1], [256, 1, 1], &params)
         .map_err(|e| e.to_string())?;
     gpu.wait(f).map_err(|e| e.to_string())?;
     let mut c = alloc::vec![0u8; bytes as usize];
-    if let Some(v) = bufs[2].view() {
-        v.read(0, &mut c).map_err(|e| e.to_string())?;
-    }
+    let v = bufs[2]
+        .view()
+        .ok_or("a VRAM buffer without a CPU view (BAR1)")?;
+    v.read(0, &mut c).map_err(|e| e.to_string())?;
     let wrong = c
         .chunks_exact(4)
         .enumerate()
+        // CAST: i < 2^16 is exact in f32.
         .filter(|(i, w)| f32::from_le_bytes([w[0], w[1], w[2], w[3]]) != 3.0 * *i as f32)
         .count();
-    let _ = writeln!(out, "vector add of {n} floats: {wrong} wrong");
     for buf in bufs {
         gpu.free(buf);
     }
     gpu.unload(k).map_err(|e| e.to_string())?;
-    let (_board, r) = GspRm::close(gpu);
-    let r = r.map_err(|e| e.to_string())?;
-    let _ = writeln!(out, "closed: {r:?}");
     if wrong == 0 {
-        Ok(())
+        Ok(((), format!("{N} floats, every sum right")))
     } else {
-        Err(alloc::format!("{wrong} of {n} sums wrong"))
+        Err(format!("{wrong} of {N} sums wrong"))
     }
 }

@@ -1,24 +1,12 @@
-//! The first serial port (COM1, I/O port 0x3f8) as the console.
+//! The first serial port (COM1, I/O port 0x3f8, a 16550 UART) as the console.
+
+use super::port::{inb, outb};
 
 /// COM1's data port.
 const COM1: u16 = 0x3f8;
 
 /// Writes to COM1, polling its line status register.
 pub struct Com1;
-
-fn outb(port: u16, value: u8) {
-    // SAFETY: port I/O to the UART's own registers; no memory is touched.
-    unsafe {
-        core::arch::asm!("out dx, al", in("dx") port, in("al") value, options(nomem, nostack))
-    };
-}
-
-fn inb(port: u16) -> u8 {
-    let v: u8;
-    // SAFETY: as in `outb`.
-    unsafe { core::arch::asm!("in al, dx", out("al") v, in("dx") port, options(nomem, nostack)) };
-    v
-}
 
 impl Com1 {
     /// 115200 baud, 8N1, FIFOs on.

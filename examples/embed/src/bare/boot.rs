@@ -8,7 +8,8 @@
 //! ELF64. The stub zeroes `.bss`, checks the CPU has long mode and 1 GiB pages, identity maps
 //! the first 512 GiB with 1 GiB pages (RAM, the PCI holes and 64-bit BARs up to there;
 //! [`super::paging`] refines this once the BARs are known), enables PAE, long mode and paging,
-//! loads a flat GDT and calls [`super::kmain`] with the start info's physical address.
+//! loads a flat GDT and an IDT whose 32 exception vectors report on COM1 ([`exception`]),
+//! and calls [`super::kmain`] with the start info's physical address.
 //! A CPU without long mode or 1 GiB pages gets one line on COM1 and a halt.
 
 /// The stack Rust runs on.
@@ -37,6 +38,9 @@ pvh_pml4:
 pvh_pdpt:
     .skip 4096
     .balign 16
+pvh_idt:
+    .skip 32 * 16
+    .balign 16
     .skip {stack}
 pvh_stack_top:
 
@@ -50,6 +54,9 @@ pvh_gdt_end:
 pvh_gdt_ptr:
     .word pvh_gdt_end - pvh_gdt - 1
     .quad pvh_gdt
+pvh_idt_ptr:
+    .word 32 * 16 - 1
+    .quad pvh_idt
 pvh_no_long_mode:
     .asciz "NVBARE-CHECK boot fail this CPU has no long mode or no 1 GiB pages (QEMU: -cpu max)\r\n"
 
@@ -136,13 +143,104 @@ pvh_long_mode:
     mov fs, ax
     mov gs, ax
     mov rsp, offset pvh_stack_top
+
+    mov rax, offset pvh_vectors
+    mov rdi, offset pvh_idt
+    mov ecx, 32
+6:
+    mov rdx, rax
+    mov word ptr [rdi], dx
+    mov word ptr [rdi + 2], 0x08
+    mov word ptr [rdi + 4], 0x8e00
+    shr rdx, 16
+    mov word ptr [rdi + 6], dx
+    shr rdx, 16
+    mov dword ptr [rdi + 8], edx
+    mov dword ptr [rdi + 12], 0
+    add rax, 16
+    add rdi, 16
+    dec ecx
+    jnz 6b
+    lidt [pvh_idt_ptr]
+
     mov edi, esi
     call {kmain}
 5:
     cli
     hlt
     jmp 5b
+
+    .balign 16
+pvh_vectors:
+    .set vector, 0
+    .rept 32
+    .balign 16
+    .if vector == 8 || (vector >= 10 && vector <= 14) || vector == 17 || vector == 21 || vector == 29 || vector == 30
+    .else
+    push 0
+    .endif
+    push vector
+    jmp pvh_exception
+    .set vector, vector + 1
+    .endr
+pvh_exception:
+    mov rdi, [rsp]
+    mov rsi, [rsp + 8]
+    mov rdx, [rsp + 16]
+    mov rcx, cr2
+    and rsp, -16
+    call {exception}
+7:
+    cli
+    hlt
+    jmp 7b
 "#,
     stack = const STACK_BYTES,
     kmain = sym super::kmain,
+    exception = sym exception,
 );
+
+/// The exceptions' names (Intel SDM vol. 3, table 6-1).
+const EXCEPTIONS: [&str; 22] = [
+    "#DE divide error",
+    "#DB debug",
+    "NMI",
+    "#BP breakpoint",
+    "#OF overflow",
+    "#BR bound range",
+    "#UD invalid opcode",
+    "#NM no FPU",
+    "#DF double fault",
+    "coprocessor segment overrun",
+    "#TS invalid TSS",
+    "#NP segment not present",
+    "#SS stack fault",
+    "#GP general protection",
+    "#PF page fault",
+    "reserved",
+    "#MF x87 error",
+    "#AC alignment check",
+    "#MC machine check",
+    "#XM SIMD error",
+    "#VE virtualization",
+    "#CP control protection",
+];
+
+/// Every CPU exception lands here (the stub's IDT, interrupts stay masked): one report line
+/// naming it, and QEMU told the run failed, instead of a triple fault and a silent reset.
+extern "C" fn exception(vector: u64, error: u64, rip: u64, cr2: u64) -> ! {
+    use core::fmt::Write;
+    let name = EXCEPTIONS
+        .get(vector as usize)
+        .copied()
+        .unwrap_or("reserved");
+    let mut out = super::serial::Com1::init();
+    let _ = writeln!(
+        out,
+        "NVBARE-CHECK exception fail CPU exception {vector} ({name}) at rip {rip:#x}, \
+         error code {error:#x}, cr2 {cr2:#x}"
+    );
+    let _ = writeln!(out, "NVBARE-CHECK done fail CPU exception");
+    super::port::qemu_exit(1);
+    super::halt()
+}

@@ -1,6 +1,7 @@
-//! Just enough ACPI to find PCI Express configuration space: the RSDP (from the PVH start
-//! info, else the BIOS area scan of ACPI 6.5 §5.2.5.1), the RSDT/XSDT, and the MCFG table
-//! (PCI Firmware 3.3 §4.1.2) whose first entry gives segment 0's ECAM base and bus range.
+//! Just enough ACPI to find PCI Express configuration space and a timer: the RSDP (from the
+//! PVH start info, else the BIOS area scan of ACPI 6.5 §5.2.5.1), the RSDT/XSDT, the MCFG
+//! table (PCI Firmware 3.3 §4.1.2) whose first entry gives segment 0's ECAM base and bus
+//! range, and the FADT's power-management timer port (ACPI 6.5 §5.2.9, `PM_TMR_BLK`).
 
 use super::memory;
 
@@ -61,10 +62,11 @@ fn rsdp(given: u64) -> Option<&'static [u8]> {
     (0xe_0000..0x10_0000).step_by(16).find_map(valid)
 }
 
-/// Segment 0's ECAM from the MCFG table, through the RSDP at `rsdp_paddr` (0: search).
-pub fn find_mcfg(rsdp_paddr: u64) -> Result<Mcfg, &'static str> {
+/// The table with `signature`, through the RSDP at `rsdp_paddr` (0: search).
+fn find(rsdp_paddr: u64, signature: &[u8; 4]) -> Result<&'static [u8], &'static str> {
     let r = rsdp(rsdp_paddr).ok_or("no ACPI RSDP (is this a PC with ACPI?)")?;
     // ACPI 2.0+: the XSDT (64-bit entries); before that the RSDT (32-bit entries).
+    // PANIC: none; `rsdp` checked 20 bytes, a revision 2 RSDP has 36.
     let revision = r[15];
     let (sdt, entry) = if revision >= 2 {
         (table(u64_at(bytes(r.as_ptr() as u64, 36), 24)), 8)
@@ -72,7 +74,8 @@ pub fn find_mcfg(rsdp_paddr: u64) -> Result<Mcfg, &'static str> {
         (table(u64::from(u32_at(r, 16))), 4)
     };
     let sdt = sdt.ok_or("the ACPI RSDT/XSDT is missing or fails its checksum")?;
-    let mcfg = sdt[36..]
+    // PANIC: none; `table` checked the length is at least the 36-byte header.
+    sdt[36..]
         .chunks_exact(entry)
         .map(|e| {
             if entry == 8 {
@@ -82,8 +85,23 @@ pub fn find_mcfg(rsdp_paddr: u64) -> Result<Mcfg, &'static str> {
             }
         })
         .filter_map(table)
-        .find(|t| &t[..4] == b"MCFG")
-        .ok_or("no ACPI MCFG table: this machine has no PCI Express ECAM (QEMU: -M q35)")?;
+        .find(|t| &t[..4] == signature)
+        .ok_or("an ACPI table is missing")
+}
+
+/// The ACPI power-management timer's I/O port (`PM_TMR_BLK`; a 3.579545 MHz counter), if
+/// the FADT gives one.
+pub fn pm_timer_port(rsdp_paddr: u64) -> Option<u16> {
+    let fadt = find(rsdp_paddr, b"FACP").ok()?;
+    let port = u32_at(fadt.get(..80)?, 76);
+    // CAST: I/O ports are 16-bit; a larger value is not a port.
+    (port != 0 && port <= 0xffff).then_some(port as u16)
+}
+
+/// Segment 0's ECAM from the MCFG table, through the RSDP at `rsdp_paddr` (0: search).
+pub fn find_mcfg(rsdp_paddr: u64) -> Result<Mcfg, &'static str> {
+    let mcfg = find(rsdp_paddr, b"MCFG")
+        .map_err(|_| "no ACPI MCFG table: this machine has no PCI Express ECAM (QEMU: -M q35)")?;
     // Header (36) and 8 reserved bytes, then 16-byte entries: base, segment, bus range.
     let e = mcfg
         .get(44..60)

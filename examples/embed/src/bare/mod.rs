@@ -89,8 +89,12 @@ fn machine(r: &mut Report, start_info: u64) -> Option<(Board, Firmware<'static>)
     r.step("memory", None, Ok::<_, &str>(((), detail)));
     // SAFETY: once, the stub's tables live, `memory_map` the machine's.
     let mut paging = unsafe { paging::Paging::take_over(boot.memory_map) };
-    let clock = clock::Tsc::new();
-    r.note(format_args!("TSC at {} MHz", clock.hz() / 1_000_000));
+    let clock = clock::Tsc::new(acpi::pm_timer_port(boot.rsdp));
+    r.note(format_args!(
+        "TSC at {} MHz (from {})",
+        clock.hz() / 1_000_000,
+        clock.source()
+    ));
 
     let t = clock.now_ns();
     let found = acpi::find_mcfg(boot.rsdp).and_then(|mcfg| {

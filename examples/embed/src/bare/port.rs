@@ -2,8 +2,8 @@
 
 /// Writes `value` to I/O port `port`.
 pub fn outb(port: u16, value: u8) {
-    // SAFETY: port I/O touches no memory; the callers write only their own devices'
-    // registers (COM1, the PIT, isa-debug-exit).
+    // SAFETY: port I/O touches no memory; the callers reach only their own devices'
+    // registers (COM1, the PIT, the ACPI PM timer, isa-debug-exit).
     unsafe {
         core::arch::asm!("out dx, al", in("dx") port, in("al") value, options(nomem, nostack))
     };
@@ -14,6 +14,14 @@ pub fn inb(port: u16) -> u8 {
     let v: u8;
     // SAFETY: as in `outb`.
     unsafe { core::arch::asm!("in al, dx", out("al") v, in("dx") port, options(nomem, nostack)) };
+    v
+}
+
+/// Reads a 32-bit I/O port.
+pub fn inl(port: u16) -> u32 {
+    let v: u32;
+    // SAFETY: as in `outb`.
+    unsafe { core::arch::asm!("in eax, dx", out("eax") v, in("dx") port, options(nomem, nostack)) };
     v
 }
 

@@ -41,6 +41,7 @@ fn table(paddr: u64) -> Option<&'static [u8]> {
     if paddr == 0 {
         return None;
     }
+    // CAST: a u32 length fits usize on x86_64.
     let len = u32_at(bytes(paddr, 36), 4) as usize;
     // A header claiming less than itself or more than 1 MiB is not a table.
     if !(36..=1 << 20).contains(&len) {
@@ -69,6 +70,7 @@ fn find(rsdp_paddr: u64, signature: &[u8; 4]) -> Result<&'static [u8], &'static 
     // PANIC: none; `rsdp` checked 20 bytes, a revision 2 RSDP has 36.
     let revision = r[15];
     let (sdt, entry) = if revision >= 2 {
+        // CAST: identity mapped: the pointer is the physical address.
         (table(u64_at(bytes(r.as_ptr() as u64, 36), 24)), 8)
     } else {
         (table(u64::from(u32_at(r, 16))), 4)

@@ -117,10 +117,12 @@ impl Platform for Board {
         let (base, size) = self.bars.bar1;
         // SAFETY: BAR1 is mapped for its whole size for as long as the program runs
         // (`paging::map_bars`), and nothing else reaches it through references.
+        // CAST: identity mapped: the address is the pointer; a BAR size fits usize on x86_64.
         Some(unsafe { SharedMem::from_raw(base as *mut u8, size as usize, base) })
     }
 
     fn dma_alloc(&mut self, bytes: usize, _contiguous: bool) -> Result<DmaMemory, PlatformError> {
+        // CAST: usize and u64 are both 64 bits here.
         let len = (bytes as u64).next_multiple_of(DMA_PAGE as u64);
         let align: u64 = if len >= 2 << 20 {
             2 << 20
@@ -148,6 +150,7 @@ impl Platform for Board {
         }
         // SAFETY: the range is inside the DMA region, identity mapped RAM, and handed out
         // once until `dma_free` takes it back.
+        // CAST: identity mapped; `len` came from a usize.
         let cpu = unsafe { SharedMem::from_raw(at as *mut u8, len as usize, at) };
         cpu.fill(0, len as usize, 0)
             .map_err(|_| PlatformError::Unsupported("zeroing DMA memory"))?;
@@ -160,6 +163,7 @@ impl Platform for Board {
     }
 
     unsafe fn dma_free(&mut self, mem: DmaMemory) {
+        // CAST: usize and u64 are both 64 bits here.
         let (start, len) = (mem.id, mem.len() as u64);
         let i = self.free.partition_point(|&(s, _)| s < start);
         self.free.insert(i, (start, len));
@@ -200,6 +204,7 @@ impl Platform for Board {
             *v = self.config_read(reg, 4)?;
         }
         let cmd = self.config_read(pci::COMMAND, 2)?;
+        // CAST: a 1-byte config read.
         let mut cap = self.config_read(PCI_CAP_PTR, 1)? as u16;
         for _ in 0..48 {
             if cap < 0x40 {

@@ -231,6 +231,7 @@ const EXCEPTIONS: [&str; 22] = [
 extern "C" fn exception(vector: u64, error: u64, rip: u64, cr2: u64) -> ! {
     use core::fmt::Write;
     let name = EXCEPTIONS
+        // CAST: the vector is below 32.
         .get(vector as usize)
         .copied()
         .unwrap_or("reserved");

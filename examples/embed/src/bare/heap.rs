@@ -64,6 +64,7 @@ unsafe impl GlobalAlloc for BumpHeap {
             {
                 Ok(_) => {
                     self.peak.fetch_max(end, Ordering::Relaxed);
+                    // CAST: identity mapped: the address is the pointer.
                     return (base + start) as *mut u8;
                 }
                 Err(now) => cur = now,
@@ -72,6 +73,7 @@ unsafe impl GlobalAlloc for BumpHeap {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // CAST: the pointer is an address inside the heap.
         let start = ptr as usize - self.base.load(Ordering::Acquire);
         // Only the last allocation goes back; the rest stays until the program ends.
         let _ = self.next.compare_exchange(
@@ -83,6 +85,7 @@ unsafe impl GlobalAlloc for BumpHeap {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // CAST: as in `dealloc`.
         let start = ptr as usize - self.base.load(Ordering::Acquire);
         let len = self.len.load(Ordering::Acquire);
         // The last allocation grows or shrinks where it is (a growing Vec copies nothing).

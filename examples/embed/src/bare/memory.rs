@@ -44,6 +44,7 @@ pub unsafe fn loader_slice<T>(paddr: u64, n: usize) -> &'static [T] {
 /// The program image's physical range.
 pub fn image() -> (u64, u64) {
     // The symbols' addresses only; nothing is read through them.
+    // CAST: identity mapped: the addresses are physical.
     let start = &raw const __image_start as u64;
     let end = &raw const __image_end as u64;
     (start, end)
@@ -61,6 +62,7 @@ pub struct Layout {
 /// The largest free stretch of RAM: the heap takes its first [`HEAP_BYTES`], DMA the rest.
 pub fn layout(boot: &Boot) -> Result<Layout, &'static str> {
     let (img_start, img_end) = image();
+    // CAST: identity mapped: pointers are physical addresses; usize is 64 bits.
     let table = |paddr: u64, bytes: usize| (paddr, paddr + bytes as u64);
     let mut taken = [(0u64, 0u64); 8];
     taken[0] = (img_start, img_end);

@@ -159,6 +159,7 @@ fn machine(r: &mut Report, start_info: u64) -> Option<(Board, Firmware<'static>)
             .ok_or("no boot module: give QEMU the firmware archive with -initrd")?;
         // SAFETY: the module lies in RAM the loader filled before the entry, identity mapped,
         // excluded from the heap and DMA (`memory::layout`), never written.
+        // CAST: a module in RAM below 4 GiB has a size that fits usize.
         let archive = unsafe { memory::loader_slice::<u8>(module.paddr, module.size as usize) };
         let fw = firmware::for_chip(archive, chip)?;
         let detail = format!(

@@ -57,6 +57,7 @@ impl Paging {
                 .any(|r| r.kind == RAM && r.addr < end && r.addr + r.size > start);
             if !ram {
                 // SAFETY: `pdpt` is the stub's live PDPT; entry `g` maps [start, end).
+                // CAST: g < 512.
                 unsafe { (*pdpt)[g as usize] = start | PRESENT | WRITABLE | HUGE | PCD | PWT };
             }
         }
@@ -68,6 +69,7 @@ impl Paging {
     pub fn map_mmio(&mut self, start: u64, len: u64) -> Result<(), &'static str> {
         let pml4 = &raw mut pvh_pml4;
         for g in start / GIB..(start + len).div_ceil(GIB) {
+            // CAST: the PML4 index of a 52-bit address is below 2^13 (checked below 512).
             let i = (g * GIB / PDPT_SPAN) as usize;
             if i == 0 {
                 continue; // The stub mapped it; `take_over` set its type.
@@ -78,6 +80,7 @@ impl Paging {
             // SAFETY: `pml4` is the live PML4; entry `i` is ours to fill (the stub set only 0).
             let entry = unsafe { (*pml4)[i] };
             let table = if entry & PRESENT != 0 {
+                // CAST: identity mapped: the entry holds the table's physical address.
                 (entry & !0xfff) as *mut [u64; 512]
             } else {
                 let spare = SPARE
@@ -86,9 +89,11 @@ impl Paging {
                 self.spares_used += 1;
                 let t = spare.0.get();
                 // SAFETY: as above; a spare table is zeroed .bss, identity mapped.
+                // CAST: identity mapped: the pointer is the physical address.
                 unsafe { (*pml4)[i] = t as u64 | PRESENT | WRITABLE };
                 t
             };
+            // CAST: below 512.
             // SAFETY: `table` is one of the spare PDPTs linked above (only they are linked
             // beyond entry 0); its entry maps the 1 GiB page `g`.
             unsafe {

@@ -124,11 +124,13 @@ fn vector_add(gpu: &mut Gpu<GspRm<Board>>) -> Result<((), String), String> {
         params.extend_from_slice(&buf.gpu_va().to_le_bytes());
     }
     params.extend_from_slice(&N.to_le_bytes());
+    // CAST: a u32 size fits usize.
     params.resize(k.info.param_size as usize, 0);
     let f = gpu
         .launch(&k, [N / 256, 1, 1], [256, 1, 1], &params)
         .map_err(|e| e.to_string())?;
     gpu.wait(f).map_err(|e| e.to_string())?;
+    // CAST: 256 KiB.
     let mut c = alloc::vec![0u8; bytes as usize];
     let v = bufs[2]
         .view()

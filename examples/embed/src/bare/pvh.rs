@@ -88,6 +88,7 @@ impl Boot {
         // SAFETY: as above, for the tables the start info points to, of the sizes it gives.
         let (memory_map, modules) = unsafe {
             (
+                // CAST: u32 counts fit usize.
                 memory::loader_slice(info.memmap_paddr, info.memmap_entries as usize),
                 memory::loader_slice(info.modlist_paddr, info.nr_modules as usize),
             )

@@ -15,11 +15,15 @@
 //! On a hosted target this is a stub that says how to build it.
 #![cfg_attr(target_os = "none", no_std, no_main)]
 
-#[cfg(target_os = "none")]
 extern crate alloc;
 
 #[cfg(target_os = "none")]
 mod bare;
+
+// The boot module's reader is plain code: its tests run on the host.
+#[cfg(all(test, not(target_os = "none")))]
+#[path = "bare/firmware.rs"]
+mod firmware;
 
 #[cfg(not(target_os = "none"))]
 fn main() {

@@ -78,3 +78,101 @@ pub fn for_chip(archive: &'static [u8], chip: Chip) -> Result<Firmware<'static>,
         bootloader: find(FirmwareFile::Bootloader)?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+
+    /// A newc archive of `files`, as `cpio -o -H newc` writes it, with its trailer.
+    fn newc(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, (name, data)) in files.iter().chain(&[("TRAILER!!!", &[][..])]).enumerate() {
+            let fields = [
+                i + 1,
+                0o100644,
+                0,
+                0,
+                1,
+                0,
+                data.len(),
+                0,
+                0,
+                0,
+                0,
+                name.len() + 1,
+                0,
+            ];
+            out.extend_from_slice(MAGIC);
+            for f in fields {
+                out.extend_from_slice(format!("{f:08x}").as_bytes());
+            }
+            out.extend_from_slice(name.as_bytes());
+            out.push(0);
+            out.resize(out.len().next_multiple_of(4), 0);
+            out.extend_from_slice(data);
+            out.resize(out.len().next_multiple_of(4), 0);
+        }
+        out
+    }
+
+    fn leak(v: Vec<u8>) -> &'static [u8] {
+        Vec::leak(v)
+    }
+
+    #[test]
+    fn the_chips_three_files_are_found_in_place() {
+        let a = leak(newc(&[
+            ("nvidia", b""),
+            ("nvidia/gb202/gsp/fmc-570.144.bin", b"wrong chip"),
+            ("./nvidia/gh100/gsp/fmc-570.144.bin", b"fmc"),
+            ("nvidia/gh100/gsp/gsp-570.144.bin", b"gsp-rm image"),
+            ("nvidia/gh100/gsp/bootloader-570.144.bin", b"boot"),
+        ]));
+        let fw = for_chip(a, Chip::GH100).unwrap();
+        assert_eq!(
+            (fw.fmc, fw.gsp, fw.bootloader),
+            (&b"fmc"[..], &b"gsp-rm image"[..], &b"boot"[..])
+        );
+        // Borrowed from the archive, not copied.
+        assert!(a.as_ptr_range().contains(&fw.gsp.as_ptr()));
+    }
+
+    #[test]
+    fn a_missing_file_is_named_with_the_remedy() {
+        let a = leak(newc(&[
+            ("nvidia/gh100/gsp/fmc-570.144.bin", b"fmc"),
+            ("nvidia/gh100/gsp/gsp-570.144.bin", b"gsp"),
+        ]));
+        let e = for_chip(a, Chip::GH100).unwrap_err();
+        assert!(
+            e.contains("no nvidia/gh100/gsp/bootloader-570.144.bin"),
+            "{e}"
+        );
+        assert!(e.contains("cpio -H newc"), "{e}");
+    }
+
+    #[test]
+    fn broken_or_truncated_archives_are_errors_not_panics() {
+        let good = newc(&[("nvidia/gh100/gsp/fmc-570.144.bin", b"fmc")]);
+        let mut bad_magic = good.clone();
+        bad_magic[..6].copy_from_slice(b"070707");
+        let e = for_chip(leak(bad_magic), Chip::GH100).unwrap_err();
+        assert!(
+            e.contains("not a newc cpio archive (bad header at byte 0)"),
+            "{e}"
+        );
+        for cut in [0, 50, 110, 130, good.len() - 1] {
+            let e = for_chip(leak(good[..cut].to_vec()), Chip::GH100).unwrap_err();
+            assert!(
+                e.contains("fmc") || e.contains("bad header"),
+                "cut at {cut}: {e}"
+            );
+        }
+        let mut bad_size = good.clone();
+        bad_size[6 + 8 * 6..6 + 8 * 7].copy_from_slice(b"ffffffff");
+        let e = for_chip(leak(bad_size), Chip::GH100).unwrap_err();
+        assert!(e.contains("bad header at byte 0"), "{e}");
+    }
+}

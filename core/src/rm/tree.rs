@@ -22,6 +22,7 @@ use nvbare_gsp::rm::alloc::{
 };
 use nvbare_gsp::rm::alloc_flags::{ctxshare_flags, engine_type};
 use nvbare_gsp::rm::classes as cls;
+use nvbare_gsp::rm::ctrl::ce::CePceMaskParams;
 use nvbare_gsp::rm::ctrl::channel::{
     GpfifoScheduleParamsV570, GpfifoScheduleParamsV580, WorkSubmitTokenParams,
 };
@@ -307,8 +308,10 @@ pub struct ChannelObjects<E> {
     pub debugger: Handle,
     /// The asynchronous copy engine the copy channel runs on, when it has a group of its own.
     pub copy_engine: Option<u32>,
+    /// The physical copy units RM reports behind that engine (0 when RM did not say).
+    pub copy_pces: u32,
     /// Why each copy engine tried before it refused (at most one per engine tried).
-    pub copy_refusals: heapless::Vec<CopyEngineRefusal<E>, { COPY_ENGINES.len() }>,
+    pub copy_refusals: heapless::Vec<CopyEngineRefusal<E>, { COPY_ENGINES.len() + 1 }>,
 }
 
 /// Bytes of the channel area per channel for a ring of `entries`: the ring, then USERD,
@@ -318,8 +321,52 @@ pub fn channel_slot(entries: u32) -> u64 {
     (ring_bytes + 0x1000).next_power_of_two().max(0x10_0000)
 }
 
-/// The asynchronous copy engines tried for the copy channel's own group, in order.
+/// The asynchronous copy engines tried for the copy channel's own group (in this order
+/// where RM reports no physical copy units for them; see [`copy_engine_order`]).
 pub const COPY_ENGINES: [u32; 4] = [2, 1, 3, 4];
+
+/// The copy engines to try for the copy channel, each with the physical copy units (PCEs)
+/// RM reports behind it (`NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK`; 0 where RM does not answer):
+/// `prefer` first, then [`COPY_ENGINES`] with the most PCEs first (ties keep their order).
+///
+/// A logical copy engine moves data only as fast as its PCEs: on the H200 COPY2 and COPY3
+/// have 2 PCEs each (shared with the graphics copy engines) and copy VRAM to VRAM at
+/// 94.5 GB/s, while COPY4 has 12 and copies at 560 GB/s (issue 20, item 6, run 34).
+pub fn copy_engine_order<B: Backend>(
+    b: &mut B,
+    subdevice: Handle,
+    prefer: Option<u32>,
+) -> heapless::Vec<(u32, u32), { COPY_ENGINES.len() + 1 }> {
+    let mut pces = |ce: u32| {
+        let Some(et) = engine_type::copy(ce) else {
+            return 0;
+        };
+        let mut p = CePceMaskParams {
+            ce_engine_type: et,
+            pce_mask: 0,
+        };
+        match b.control(subdevice, cmd::NV2080_CE_GET_CE_PCE_MASK, &mut p) {
+            Ok(()) => p.pce_mask.count_ones(),
+            Err(_) => 0,
+        }
+    };
+    let mut rest: heapless::Vec<(u32, u32), { COPY_ENGINES.len() }> = COPY_ENGINES
+        .into_iter()
+        .filter(|&ce| Some(ce) != prefer)
+        .map(|ce| (ce, pces(ce)))
+        .collect();
+    // Stable: engines with as many PCEs keep COPY_ENGINES' order.
+    rest.sort_by_key(|&(_, n)| core::cmp::Reverse(n));
+    let mut order = heapless::Vec::new();
+    if let Some(ce) = prefer {
+        // Cannot overflow: one more than COPY_ENGINES holds.
+        let _ = order.push((ce, pces(ce)));
+    }
+    for e in rest {
+        let _ = order.push(e);
+    }
+    order
+}
 
 /// Where one channel goes and what runs on it.
 struct ChannelSpec {
@@ -413,12 +460,14 @@ impl<M> Make<'_, M> {
 impl<E: core::error::Error + 'static> ChannelObjects<E> {
     /// Creates the compute channel in the graphics group (sharing one VA-space context) and the
     /// copy channel in a group of its own on an asynchronous copy engine (falling back to the
-    /// graphics group), with rings and USERD in `area` (two [`channel_slot`]s).
+    /// graphics group), with rings and USERD in `area` (two [`channel_slot`]s); `prefer`
+    /// is the copy engine tried first (then [`COPY_ENGINES`] in order).
     pub fn create<B: Backend<Error = E>>(
         b: &mut B,
         dev: &DeviceObjects,
         area: &Buffer<B::Memory>,
         entries: u32,
+        prefer: Option<u32>,
     ) -> Result<Self, GpuError<E>> {
         let slot = channel_slot(entries);
         b.prepare_channels(dev.device)
@@ -454,8 +503,11 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
         // tinygrad's driver always does).
         let mut copy = None;
         let mut copy_engine = None;
+        let mut copy_pces = 0;
         let mut copy_refusals = heapless::Vec::new();
-        for ce in COPY_ENGINES {
+        let order = copy_engine_order(b, dev.subdevice, prefer);
+        log::debug!("copy engines to try, with their PCEs: {order:?}");
+        for (ce, pces) in order {
             let Some(et) = engine_type::copy(ce) else {
                 continue;
             };
@@ -468,7 +520,7 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
                 Ok(g) => g,
                 Err(error) => {
                     log::info!("COPY{ce} refused a channel group of its own: {error}");
-                    // Cannot overflow: one refusal per engine of COPY_ENGINES.
+                    // Cannot overflow: one refusal per engine tried (COPY_ENGINES and `prefer`).
                     let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,
                         step: Step::AllocChannelGroup,
@@ -497,12 +549,13 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
             match made {
                 Ok(ch) => {
                     copy_engine = Some(ce);
+                    copy_pces = pces;
                     copy = Some(ch);
                     break;
                 }
                 Err((step, error)) => {
                     log::info!("COPY{ce} refused the copy channel ({step}): {error}");
-                    // Cannot overflow: one refusal per engine of COPY_ENGINES.
+                    // Cannot overflow: one refusal per engine tried (COPY_ENGINES and `prefer`).
                     let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,
                         step,
@@ -534,6 +587,7 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
             copy,
             debugger,
             copy_engine,
+            copy_pces,
             copy_refusals,
         })
     }

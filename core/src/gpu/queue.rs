@@ -97,7 +97,7 @@ impl Queue {
     /// through BAR1, while the doorbell is a BAR0 (usermode) register. The two writes leave
     /// the CPU in order, but inside the GPU the BAR1 write to memory and the doorbell take
     /// different paths, so the front end may read USERD's GPPut before the new value lands
-    /// (a BAR1 TLB miss delays it) and see no new work. Nothing rings again if no later
+    /// (a BAR1 TLB miss would delay it) and see no new work. Nothing rings again if no later
     /// submission comes: the channel stays one entry behind (run 29: GPGet 12082, GPPut
     /// 12083 for 10 s). NVIDIA's UVM adds a BAR1 read before the GPPut write only for a
     /// GPPut in system memory (`uvm_hal_turing_host_write_gpu_put`); a read on every submit

@@ -39,17 +39,19 @@ pub struct AllocTuning {
     /// besides UVM's. CUDA does not (its trace: alloc, UVM external range, UVM map); UVM's
     /// mapping is the one the GPU walks.
     pub rm_map: bool,
-    /// Map video memory of 2 MiB and more (a whole number of 2 MiB pages) with 2 MiB pages,
-    /// as CUDA does, instead of only from 8 MiB.
+    /// Map video memory of 2 MiB and more (a whole number of 2 MiB pages) with 2 MiB pages
+    /// instead of only from 8 MiB.
     pub huge_from_2m: bool,
 }
 
 impl AllocTuning {
-    /// The default, as CUDA does it (run 34: a fresh 2 MiB allocation + map + free 99.6 /
-    /// 109.0 µs with RM's record, 44.7 / 46.6 µs without, CUDA 63.3 / 80.7 µs).
+    /// The default: no RM record, as CUDA does it (run 34: a fresh 2 MiB allocation + map +
+    /// free 99.6 / 109.0 µs with RM's record, 44.7 / 46.6 µs without, CUDA 63.3 / 80.7 µs);
+    /// 2 MiB pages from 8 MiB only, which was as fast and steadier (run 35: 44.8 / 47.6 /
+    /// 45.2 µs against 43.0 / 56.5 / 59.3 µs with 2 MiB pages from 2 MiB).
     pub const DEFAULT: Self = Self {
         rm_map: false,
-        huge_from_2m: true,
+        huge_from_2m: false,
     };
 
     /// Parses `rmmap=0|1,huge2m=0|1` (unknown keys are refused by name).
@@ -250,7 +252,7 @@ fn cpu_view(p: NonNull<u8>, len: u64, gpu_va: u64) -> SharedMem {
 impl Nvk {
     /// Allocates `req.size` bytes at `req.placement`, mapped into the GPU VA space, and into
     /// the CPU at the same address when `req.cpu_access` (host memory always is). Video
-    /// memory of 8 MiB and more, or a whole number of 2 MiB pages, uses 2 MiB pages.
+    /// memory of 8 MiB and more uses 2 MiB pages (see [`AllocTuning`]).
     pub(crate) fn alloc(&mut self, req: &MemoryRequest) -> Result<Buffer<Memory>, NvkError> {
         if self.own.is_some() {
             return self.alloc_own_default(req);
@@ -501,3 +503,44 @@ impl Nvk {
 
 /// CPU mappings a backend made and has not unmapped yet (address → length).
 pub(crate) type CpuMaps = BTreeMap<u64, u64>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_tuning_parses_its_knobs_and_refuses_others_by_name() {
+        assert_eq!(AllocTuning::parse("").unwrap(), AllocTuning::DEFAULT);
+        let t = AllocTuning::parse("rmmap=1, huge2m=1").unwrap();
+        assert!(t.rm_map && t.huge_from_2m);
+        assert!(
+            AllocTuning::parse("rmmap=2")
+                .unwrap_err()
+                .contains("0 or 1")
+        );
+        assert!(
+            AllocTuning::parse("pages=1")
+                .unwrap_err()
+                .contains("rmmap and huge2m")
+        );
+        assert!(AllocTuning::parse("rmmap").unwrap_err().contains("KEY=0|1"));
+    }
+
+    #[test]
+    fn video_memory_pages_follow_the_size() {
+        let d = AllocTuning::DEFAULT;
+        assert_eq!(d.vram_page(2 << 20), SMALL_PAGE);
+        assert_eq!(d.vram_page(8 << 20), HUGE_PAGE);
+        let h = AllocTuning {
+            huge_from_2m: true,
+            ..d
+        };
+        assert_eq!(h.vram_page(2 << 20), HUGE_PAGE);
+        assert_eq!(
+            h.vram_page(3 << 20),
+            SMALL_PAGE,
+            "not a whole number of 2 MiB pages"
+        );
+        assert_eq!(h.vram_page(1 << 20), SMALL_PAGE);
+    }
+}

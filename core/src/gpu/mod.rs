@@ -68,7 +68,8 @@ pub struct GpuConfig {
     /// QMD choices for launches.
     pub tuning: LaunchTuning,
     /// The asynchronous copy engine (`COPYn`) tried first for the copy channel's own group;
-    /// `None` tries them in [`crate::rm::copy_engines::COPY_ENGINES`] by physical copy units (`copy_engine_order`)'s order.
+    /// `None` tries the engines with the most physical copy units first
+    /// ([`crate::rm::copy_engines::copy_engine_order`]).
     pub copy_engine: Option<u32>,
 }
 

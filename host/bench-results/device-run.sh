@@ -40,6 +40,23 @@
 #                        (default 4) of `nvbare bench --pipeline --json` and
 #                        `cuda_pipeline --pipeline --json` (cuda_pipeline.cu beside the
 #                        script), then one pair of the baseline figures.
+#   ce-alloc             issue 20, items 5 and 6 (research): `nvbare bench --ce-study` on each
+#                        copy engine COPY0..9 in turn, then several engines at once (one
+#                        process each, started together), the allocation knobs
+#                        (NVBARE_ALLOC) alternating with cuda_base, the proofs' data checks
+#                        with RM's mapping record left out, CUDA's and nvbare's allocations
+#                        under the ioctl tracer (alloc_probe.cu, nvtrace.c beside the script;
+#                        traces to $OUT), and a soak smoke.
+#   soak [N]             issue 20, item 7: nvk_h200_soak (a million launches, 10 000
+#                        allocation cycles, samples), then N (default 100) cycles of a
+#                        faulting `nvbare run` followed by `nvbare bench --quick --json`,
+#                        with nvidia-smi's memory.used before and after.
+#   issue20 [N]          issue 20's recorded run: info, the proofs, the study, then N rounds
+#                        (default 3) of four: nvbare as run 32 made its figures
+#                        (NVBARE_ALLOC=rmmap=1,huge2m=0 NVBARE_COPY_ENGINE=2), nvbare,
+#                        nvbare with 4 KiB pages below 8 MiB (NVBARE_ALLOC=huge2m=0), and
+#                        cuda_base; both tables; the copy-engine study on the engine nvbare
+#                        now picks and on COPY2; then `soak 100`.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -141,6 +158,29 @@ PY
   show ./nvbare list --json
   show ./nvbare explain NVB-E106
 }
+soak() {
+  local n=$1
+    q="--query-gpu=memory.used --format=csv,noheader"
+    echo "== nvidia-smi memory.used before: $(nvidia-smi $q)"
+    echo "== nvk_h200_soak"; timeout 300 ./nvk_h200_soak --ignored --test-threads=1 --nocapture 2>&1 | grep -v "^$"
+    echo "== $n cycles: faulting nvbare run, then nvbare bench --quick --json"
+    fails=0; slow=0; rer=0
+    for r in $(seq 1 "$n"); do
+      s=$(date +%s%N)
+      f=$(timeout 30 ./nvbare run bench_kernels.sm_90.cubin --kernel store_value --arg u64:139638171729920 --arg u64:42 2>&1 | grep -c "NVB-E105")
+      b=$(timeout 60 ./nvbare bench --quick --json 2>&1); rc=$?
+      ms=$(( ($(date +%s%N) - s) / 1000000 ))
+      rr=$(echo "$b" | sed -n 's/.*"doorbell_rerings":\([0-9]*\).*/\1/p')
+      [ "$rc" = 0 ] || { fails=$((fails + 1)); echo "cycle $r: bench rc=$rc: $b"; }
+      [ "$ms" -lt 5000 ] || slow=$((slow + 1))
+      rer=$((rer + ${rr:-0}))
+      if [ "$f" != 1 ] || [ $((r % 10)) = 0 ]; then
+        echo "cycle $r: fault reported $f, bench rc=$rc, $ms ms, re-rings ${rr:-?}, memory.used $(nvidia-smi $q)"
+      fi
+    done
+    echo "== $n cycles: $fails benches failed, $slow cycles over 5 s, $rer doorbell re-rings"
+    echo "== nvidia-smi memory.used after: $(nvidia-smi $q)"
+}
 D2D_DEFAULT=("copy_flat,1,256" "copy_flat,1,128" "copy_flat,1,512" "copy_flat2,2,256" "copy_flat,1,1024")
 
 case "$mode" in
@@ -236,6 +276,69 @@ case "$mode" in
     echo "== nvbare bench --pipeline"; timeout 60 ./nvbare bench --pipeline 2>&1
     echo "== baseline pair: nvbare bench --json"; timeout 90 ./nvbare bench --json 2>&1
     echo "== baseline pair: cuda_pipeline --json"; timeout 60 ./cuda_pipeline --json 2>&1
+    ;;
+  ce-alloc)
+    build_cuda
+    ( nvcc -O2 -arch=sm_90 -o alloc_probe alloc_probe.cu -ldl > alloc_nvcc.log 2>&1 ) &
+    P=$!
+    gcc -shared -fPIC -O1 -o nvtrace.so nvtrace.c -ldl
+    facts
+    echo "== copy engine study, default engine"; timeout 60 ./nvbare bench --ce-study 2>&1
+    for ce in 0 1 3 4 5 6 7 8 9; do
+      echo "== copy engine study, --copy-engine $ce"
+      timeout 60 ./nvbare bench --ce-study --copy-engine "$ce" 2>&1 | grep -v "^  COPY"
+    done
+    for set in "2 3" "1 2 3 4" "0 1 2 3 4 5 6 7 8 9"; do
+      echo "== engines at once: $set"
+      at=$(( $(date +%s%3N) + 2500 ))
+      for ce in $set; do
+        NVBARE_CE_START_AT=$at timeout 60 ./nvbare bench --ce-study --copy-engine "$ce" > "ce_par_$ce.txt" 2>&1 &
+      done
+      wait
+      for ce in $set; do echo "-- COPY$ce"; grep -E "runs on|1 launch|64 MiB launches, PIPE|all timed" "ce_par_$ce.txt"; done
+    done
+    wait_cuda; wait $P; cat alloc_nvcc.log
+    for r in 1 2; do
+      for t in "rmmap=1,huge2m=0" "rmmap=1,huge2m=1" "rmmap=0,huge2m=0" "rmmap=0,huge2m=1"; do
+        echo "== alloc round $r NVBARE_ALLOC=$t"; NVBARE_ALLOC=$t timeout 90 ./nvbare bench --json 2>&1
+      done
+      echo "== alloc round $r cuda_base"; timeout 60 ./cuda_base --json 2>&1
+    done
+    echo "== proofs with NVBARE_ALLOC=rmmap=0"
+    NVBARE_ALLOC=rmmap=0 timeout 120 ./nvk_h200 --ignored --test-threads=1 --nocapture vector_add one_gib copies_run kernel_stores 2>&1 | grep -E "^test|result"
+    echo "== alloc_probe (CUDA), untraced"; timeout 60 ./alloc_probe
+    echo "== alloc_probe (CUDA), traced"
+    NVTRACE="$OUT/cuda-alloc-trace.txt" LD_PRELOAD=./nvtrace.so timeout 60 ./alloc_probe
+    for t in "rmmap=1,huge2m=0" "rmmap=0,huge2m=1"; do
+      echo "== nvbare bench --quick traced, NVBARE_ALLOC=$t"
+      NVBARE_ALLOC=$t NVTRACE="$OUT/nvbare-trace-$t.txt" LD_PRELOAD=./nvtrace.so timeout 60 ./nvbare bench --quick --json 2>&1
+    done
+    gzip -f "$OUT"/*trace*.txt
+    echo "== soak smoke"; timeout 120 ./nvk_h200_soak --ignored --test-threads=1 --nocapture 2>&1 | grep -v "^$"
+    for r in 1 2 3; do
+      echo "== fault then bench $r"
+      timeout 30 ./nvbare run bench_kernels.sm_90.cubin --kernel store_value --arg u64:139638171729920 --arg u64:42 2>&1 | tail -1
+      timeout 60 ./nvbare bench --quick --json 2>&1
+    done
+    ;;
+  soak)
+    soak "${1:-100}"
+    ;;
+  issue20)
+    n=${1:-3}
+    build_cuda; info; proofs; study; wait_cuda
+    for r in $(seq 1 "$n"); do
+      echo "== round $r: nvbare bench --json as in run 32 (NVBARE_ALLOC=rmmap=1,huge2m=0 NVBARE_COPY_ENGINE=2)"
+      NVBARE_ALLOC=rmmap=1,huge2m=0 NVBARE_COPY_ENGINE=2 timeout 90 ./nvbare bench --json 2>&1
+      echo "== round $r: nvbare bench --json"; timeout 90 ./nvbare bench --json 2>&1
+      echo "== round $r: nvbare bench --json, NVBARE_ALLOC=huge2m=0"
+      NVBARE_ALLOC=huge2m=0 timeout 90 ./nvbare bench --json 2>&1
+      echo "== round $r: cuda_base --json"; timeout 60 ./cuda_base --json 2>&1
+    done
+    tables both
+    echo "== nvbare bench --ce-study"; timeout 60 ./nvbare bench --ce-study 2>&1
+    echo "== nvbare bench --ce-study --copy-engine 2"; timeout 60 ./nvbare bench --ce-study --copy-engine 2 2>&1 | grep -v "^  COPY"
+    soak 100
     ;;
   probe)
     ( nvcc -O2 -arch=sm_90 -I . -o d2d_probe d2d_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda ) > "$OUT/nvcc.log" 2>&1 &

@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use nvbare_core::gpu::{Backend, Buffer, BufferView, Gpu, GpuError, Placement};
+use nvbare_core::rm::Engine;
 
 /// The cubin with the benchmark kernels (see `host/data/build.sh`).
 pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin");
@@ -46,6 +47,9 @@ pub struct Figures {
     pub copy_bytes: u64,
     /// Launches in the one submission of `launch_batched_us` (1000; less when quick).
     pub batch: u32,
+    /// Doorbells rung again by waits that saw the front end fetch nothing for a slice with
+    /// entries pending (compute + copy; `Gpu::doorbell_rerings`).
+    pub doorbell_rerings: u64,
 }
 
 /// Why a benchmark ended without figures.
@@ -219,8 +223,11 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
         Ok(t.elapsed().as_secs_f64() / f64::from(counts.batch) * 1e6)
     })?;
     gpu.unload(empty)?;
+    let rerings =
+        |gpu: &Gpu<B>| gpu.doorbell_rerings(Engine::Compute) + gpu.doorbell_rerings(Engine::Copy);
 
     if opts.launch_only {
+        f.doorbell_rerings = rerings(gpu);
         return Ok(f);
     }
     // The SM copy kernels are built for sm_90 and sm_100: another SM is refused here, naming
@@ -310,6 +317,7 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
         }
         Ok(t.elapsed().as_secs_f64() / f64::from(large) * 1e6)
     })?;
+    f.doorbell_rerings = rerings(gpu);
     Ok(f)
 }
 
@@ -350,7 +358,7 @@ impl Figures {
         format!(
             "{{\"launch_roundtrip_us\":{:.3},\"launch_async_us\":{:.3},\"launch_batched_us\":{:.3},\
              \"h2d_GBps\":{:.2},\"d2h_GBps\":{:.2},\"d2d_GBps\":{:.2},\"d2d_ce_GBps\":{:.2},\"d2d_sm_GBps\":{:.2},\"d2d_both_GBps\":{:.2},\
-             \"alloc_free_2MiB_us\":{:.2},\"alloc_free_2MiB_pool_us\":{:.3},\"alloc_free_1GiB_us\":{:.2}}}",
+             \"alloc_free_2MiB_us\":{:.2},\"alloc_free_2MiB_pool_us\":{:.3},\"alloc_free_1GiB_us\":{:.2},\"doorbell_rerings\":{}}}",
             self.launch_roundtrip_us,
             self.launch_async_us,
             self.launch_batched_us,
@@ -364,7 +372,8 @@ impl Figures {
             self.d2d_both_gbps,
             self.alloc_free_2mib_us,
             self.alloc_free_2mib_pool_us,
-            self.alloc_free_1gib_us
+            self.alloc_free_1gib_us,
+            self.doorbell_rerings
         )
     }
 

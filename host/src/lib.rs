@@ -1,6 +1,7 @@
 //! nvbare-host: the std side of nvbare: platform backends and the command line.
 
 pub mod bench;
+pub mod ce_study;
 pub mod cli;
 pub mod clock;
 pub mod lock;

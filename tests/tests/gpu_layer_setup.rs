@@ -6,7 +6,7 @@
 mod gpu_common;
 use gpu_common::*;
 
-use nvbare_core::gpu::{Gpu, GpuError};
+use nvbare_core::gpu::{Gpu, GpuConfig, GpuError};
 use nvbare_core::rm::Step;
 use nvbare_gsp::rm::alloc::{
     ChannelAllocParams, ChannelGroupAllocParams, CopyEngineAllocParams, CtxShareAllocParams,
@@ -34,6 +34,11 @@ fn object_tree_is_built_once_in_order_with_its_parameters() {
         ("alloc", cls::HOPPER_COMPUTE_A),
         ("alloc", cls::GT200_DEBUGGER),
         ("control", cmd::NVC36F_GPFIFO_GET_WORK_SUBMIT_TOKEN),
+        // The copy engines' physical units, to try the best-fed one first (COPY2, 1, 3, 4).
+        ("control", cmd::NV2080_CE_GET_CE_PCE_MASK),
+        ("control", cmd::NV2080_CE_GET_CE_PCE_MASK),
+        ("control", cmd::NV2080_CE_GET_CE_PCE_MASK),
+        ("control", cmd::NV2080_CE_GET_CE_PCE_MASK),
         ("alloc", cls::KEPLER_CHANNEL_GROUP_A),
         ("alloc", cls::HOPPER_CHANNEL_GPFIFO_A),
         ("alloc", cls::HOPPER_DMA_COPY_A),
@@ -150,6 +155,40 @@ fn object_tree_is_built_once_in_order_with_its_parameters() {
             class: cls::HOPPER_DMA_COPY_A
         }
     )));
+}
+
+#[test]
+fn the_copy_channel_goes_to_the_copy_engine_with_the_most_physical_units() {
+    // The H200's answer (run 34): COPY1-3 have 2 PCEs each, COPY4 has 12.
+    let mut b = TestBackend::new();
+    b.pce_masks = [(1, 0xa000), (2, 0x5000), (3, 0xa000), (4, 0x0fff)]
+        .map(|(ce, m)| (engine_type::copy(ce).unwrap(), m))
+        .to_vec();
+    let gpu = open_with(b, config());
+    assert_eq!(gpu.channels().copy_engine, Some(4));
+    assert_eq!(gpu.channels().copy_pces, 12);
+    let calls = &gpu.backend().calls;
+    let groups: Vec<u32> = calls
+        .iter()
+        .filter(|c| c.class() == Some(cls::KEPLER_CHANNEL_GROUP_A))
+        .filter_map(|c| c.params::<ChannelGroupAllocParams>())
+        .map(|p| p.engine_type)
+        .collect();
+    // The graphics group, then one group on COPY4: nothing was tried before it.
+    assert_eq!(groups[1..], [engine_type::copy(4).unwrap()]);
+
+    // A preferred engine (`GpuConfig::copy_engine`) is tried first whatever its units.
+    let mut b = TestBackend::new();
+    b.pce_masks = [(2, 0x5000), (4, 0x0fff)]
+        .map(|(ce, m)| (engine_type::copy(ce).unwrap(), m))
+        .to_vec();
+    let c = GpuConfig {
+        copy_engine: Some(3),
+        ..config()
+    };
+    let gpu = open_with(b, c);
+    assert_eq!(gpu.channels().copy_engine, Some(3));
+    assert_eq!(gpu.channels().copy_pces, 0, "RM said nothing about COPY3");
 }
 
 #[test]

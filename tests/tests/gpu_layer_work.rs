@@ -459,3 +459,34 @@ fn buffers_have_their_own_gpu_vas_and_cpu_views() {
     gpu.free(b);
     assert!(!gpu.backend().gpu().is_mapped(va));
 }
+
+/// A doorbell the front end missed (run 29 on the H200: GPGet one behind GPPut for 10 s): the
+/// wait sees no fetch for a whole slice with an entry pending, rings again, and completes.
+#[test]
+fn a_lost_doorbell_is_rung_again_by_the_wait() {
+    let mut gpu = open_with(TestBackend::new(), config());
+    let k = gpu.load(SM90, "empty_kernel").unwrap();
+    assert_eq!(gpu.doorbell_rerings(Engine::Compute), 0);
+    gpu.backend().gpu().lose_doorbells = 1;
+    let rung = gpu.backend().gpu().doorbells.len();
+    let f = gpu.launch(&k, [1, 1, 1], [32, 1, 1], &[]).unwrap();
+    assert!(!gpu.is_done(f), "the launch's doorbell was lost");
+    let t = std::time::Instant::now();
+    gpu.wait(f).expect("the wait recovers the launch");
+    assert_eq!(gpu.doorbell_rerings(Engine::Compute), 1);
+    assert_eq!(
+        gpu.backend().gpu().doorbells.len(),
+        rung + 2,
+        "rung once more"
+    );
+    // Two slices of 5 ms: one to see GPGet, one to see it has not moved.
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+    // A wait that progresses rings nothing again.
+    let f = gpu.launch(&k, [1, 1, 1], [32, 1, 1], &[]).unwrap();
+    gpu.wait(f).unwrap();
+    assert_eq!(gpu.doorbell_rerings(Engine::Compute), 1);
+}

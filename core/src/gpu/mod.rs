@@ -67,6 +67,10 @@ pub struct GpuConfig {
     pub local_window: u64,
     /// QMD choices for launches.
     pub tuning: LaunchTuning,
+    /// The asynchronous copy engine (`COPYn`) tried first for the copy channel's own group;
+    /// `None` tries the engines with the most physical copy units first
+    /// ([`crate::rm::copy_engines::copy_engine_order`]).
+    pub copy_engine: Option<u32>,
 }
 
 impl Default for GpuConfig {
@@ -86,6 +90,7 @@ impl Default for GpuConfig {
             shared_window: 0x7294_0000_0000,
             local_window: 0x7293_0000_0000,
             tuning: LaunchTuning::DEFAULT,
+            copy_engine: None,
         }
     }
 }
@@ -248,7 +253,13 @@ impl<B: Backend> Gpu<B> {
                 ..MemoryRequest::new(slot * 2, Placement::Vram, true)
             },
         )?;
-        let channels = ChannelObjects::create(backend, &objects, &held[area], config.ring_entries)?;
+        let channels = ChannelObjects::create(
+            backend,
+            &objects,
+            &held[area],
+            config.ring_entries,
+            config.copy_engine,
+        )?;
         let sync_page = alloc(
             backend,
             held,

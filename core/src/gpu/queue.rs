@@ -30,6 +30,9 @@ pub(crate) struct Queue {
     /// The highest value a wait has seen passed (known without reading the GPU-written
     /// semaphore).
     pub(crate) seen: u64,
+    /// Times a wait rang the doorbell again because the front end had fetched nothing for
+    /// a whole slice with entries pending ([`Self::ring_again_if_unfetched`]).
+    pub(crate) rerings: u64,
 }
 
 impl Queue {
@@ -41,6 +44,7 @@ impl Queue {
             timeline,
             submitted: 0,
             seen: 0,
+            rerings: 0,
         }
     }
 
@@ -82,6 +86,52 @@ impl Queue {
         let v = self.timeline.value();
         self.seen = self.seen.max(v);
         v >= value
+    }
+
+    /// Called between the slices of a wait that has not been reached: when the front end has
+    /// entries to fetch (USERD's GPGet behind GPPut) and GPGet has not moved since the last
+    /// slice (`last_get`), publishes GPPut and rings the doorbell again; returns whether it
+    /// did.
+    ///
+    /// Why: GPPut lives in USERD, which on the kernel-driver path is video memory written
+    /// through BAR1, while the doorbell is a BAR0 (usermode) register. The two writes leave
+    /// the CPU in order, but inside the GPU the BAR1 write to memory and the doorbell take
+    /// different paths, so the front end may read USERD's GPPut before the new value lands
+    /// (a BAR1 TLB miss would delay it) and see no new work. Nothing rings again if no later
+    /// submission comes: the channel stays one entry behind (run 29: GPGet 12082, GPPut
+    /// 12083 for 10 s). NVIDIA's UVM adds a BAR1 read before the GPPut write only for a
+    /// GPPut in system memory (`uvm_hal_turing_host_write_gpu_put`); a read on every submit
+    /// would cost a PCIe round trip (2.8 µs in the H200 VM) on the launch path, so nvbare
+    /// recovers here instead, once per slice (50 ms), at no cost to a wait that progresses.
+    /// A doorbell rung again for a channel that is merely busy (a long kernel ahead of the
+    /// pending entries) is harmless: the front end reads GPPut and finds what it knew.
+    pub(crate) fn ring_again_if_unfetched(
+        &mut self,
+        usermode: &impl Bar0,
+        last_get: &mut Option<u32>,
+    ) -> bool {
+        let fifo = self.channel.fifo();
+        let st = fifo.state();
+        if st.gp_get == st.gp_put || st.gp_get == u32::MAX {
+            *last_get = None;
+            return false;
+        }
+        let stuck = *last_get == Some(st.gp_get);
+        *last_get = Some(st.gp_get);
+        if !stuck {
+            return false;
+        }
+        if fifo.kick(usermode).is_err() {
+            return false;
+        }
+        self.rerings += 1;
+        log::debug!(
+            "{} channel: GPGet {} behind GPPut {} with no fetch for a slice; doorbell rung again",
+            st.channel,
+            st.gp_get,
+            st.gp_put
+        );
+        true
     }
 
     /// Spins up to `timeout_ns` for the timeline to reach `value`.

@@ -72,6 +72,7 @@ impl<B: Backend> Gpu<B> {
         // here and once in the semaphore wait.
         let mut slice = slice_ns.min(timeout_ns);
         let mut slices: u32 = 0;
+        let mut last_get = None;
         loop {
             let e = match self.queues[i].wait(fence.value, self.backend.clock(), slice) {
                 Ok(()) => return Ok(WaitEnd::Reached),
@@ -82,6 +83,7 @@ impl<B: Backend> Gpu<B> {
                 return Err(self.stalled(e, waited_ns));
             }
             slices = slices.wrapping_add(1);
+            self.queues[i].ring_again_if_unfetched(self.backend.usermode(), &mut last_get);
             // Events every slice; where they report channel faults (GSP-RM), the debugger's
             // error states (a few RM calls of kilobytes each) only every
             // DEBUGGER_EVERY_SLICES slices, and in full when the wait fails. Without fault
@@ -113,6 +115,13 @@ impl<B: Backend> Gpu<B> {
             }
             slice = slice_ns.min(deadline.remaining_ns(self.backend.clock()));
         }
+    }
+
+    /// How often waits on `engine` rang its doorbell again because the front end had fetched
+    /// nothing for a slice with entries pending (see `Queue::ring_again_if_unfetched`): a
+    /// lost doorbell recovered, or a busy channel nudged harmlessly.
+    pub fn doorbell_rerings(&self, engine: Engine) -> u64 {
+        self.queues[queue_index(engine)].rerings
     }
 
     /// What faulted, asking the backend's event source and the debugger.

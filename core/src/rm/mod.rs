@@ -12,6 +12,7 @@
 //! fault report read through the debugger ([`fault`]).
 
 pub mod classes;
+pub mod copy_engines;
 pub mod fault;
 pub mod fault_text;
 pub mod tree;

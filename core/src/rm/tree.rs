@@ -29,6 +29,7 @@ use nvbare_gsp::rm::ctrl::cmd;
 use nvbare_gsp::rm::ctrl::root::{ClassListV2ParamsV570, ClassListV2ParamsV580};
 use zerocopy::FromZeros;
 
+pub use super::copy_engines::{COPY_ENGINES, copy_engine_order};
 use super::{Classes, Handle, RmAbi, RmApi};
 use crate::gpfifo::GP_ENTRY_SIZE;
 use crate::gpu::{Backend, Buffer, GpuError};
@@ -307,8 +308,10 @@ pub struct ChannelObjects<E> {
     pub debugger: Handle,
     /// The asynchronous copy engine the copy channel runs on, when it has a group of its own.
     pub copy_engine: Option<u32>,
+    /// The physical copy units RM reports behind that engine (0 when RM did not say).
+    pub copy_pces: u32,
     /// Why each copy engine tried before it refused (at most one per engine tried).
-    pub copy_refusals: heapless::Vec<CopyEngineRefusal<E>, { COPY_ENGINES.len() }>,
+    pub copy_refusals: heapless::Vec<CopyEngineRefusal<E>, { COPY_ENGINES.len() + 1 }>,
 }
 
 /// Bytes of the channel area per channel for a ring of `entries`: the ring, then USERD,
@@ -317,9 +320,6 @@ pub fn channel_slot(entries: u32) -> u64 {
     let ring_bytes = u64::from(entries) * GP_ENTRY_SIZE as u64;
     (ring_bytes + 0x1000).next_power_of_two().max(0x10_0000)
 }
-
-/// The asynchronous copy engines tried for the copy channel's own group, in order.
-pub const COPY_ENGINES: [u32; 4] = [2, 1, 3, 4];
 
 /// Where one channel goes and what runs on it.
 struct ChannelSpec {
@@ -413,12 +413,14 @@ impl<M> Make<'_, M> {
 impl<E: core::error::Error + 'static> ChannelObjects<E> {
     /// Creates the compute channel in the graphics group (sharing one VA-space context) and the
     /// copy channel in a group of its own on an asynchronous copy engine (falling back to the
-    /// graphics group), with rings and USERD in `area` (two [`channel_slot`]s).
+    /// graphics group), with rings and USERD in `area` (two [`channel_slot`]s); `prefer`
+    /// is the copy engine tried first (then [`COPY_ENGINES`] in order).
     pub fn create<B: Backend<Error = E>>(
         b: &mut B,
         dev: &DeviceObjects,
         area: &Buffer<B::Memory>,
         entries: u32,
+        prefer: Option<u32>,
     ) -> Result<Self, GpuError<E>> {
         let slot = channel_slot(entries);
         b.prepare_channels(dev.device)
@@ -454,8 +456,11 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
         // tinygrad's driver always does).
         let mut copy = None;
         let mut copy_engine = None;
+        let mut copy_pces = 0;
         let mut copy_refusals = heapless::Vec::new();
-        for ce in COPY_ENGINES {
+        let order = copy_engine_order(b, dev.subdevice, prefer);
+        log::debug!("copy engines to try, with their PCEs: {order:?}");
+        for (ce, pces) in order {
             let Some(et) = engine_type::copy(ce) else {
                 continue;
             };
@@ -468,7 +473,7 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
                 Ok(g) => g,
                 Err(error) => {
                     log::info!("COPY{ce} refused a channel group of its own: {error}");
-                    // Cannot overflow: one refusal per engine of COPY_ENGINES.
+                    // Cannot overflow: one refusal per engine tried (COPY_ENGINES and `prefer`).
                     let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,
                         step: Step::AllocChannelGroup,
@@ -497,12 +502,13 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
             match made {
                 Ok(ch) => {
                     copy_engine = Some(ce);
+                    copy_pces = pces;
                     copy = Some(ch);
                     break;
                 }
                 Err((step, error)) => {
                     log::info!("COPY{ce} refused the copy channel ({step}): {error}");
-                    // Cannot overflow: one refusal per engine of COPY_ENGINES.
+                    // Cannot overflow: one refusal per engine tried (COPY_ENGINES and `prefer`).
                     let _ = copy_refusals.push(CopyEngineRefusal {
                         engine: ce,
                         step,
@@ -534,6 +540,7 @@ impl<E: core::error::Error + 'static> ChannelObjects<E> {
             copy,
             debugger,
             copy_engine,
+            copy_pces,
             copy_refusals,
         })
     }

@@ -1,6 +1,8 @@
 // LD_PRELOAD ioctl tracer for /dev/nvidia* and /dev/nvidia-uvm: logs each RM
 // allocation (class, handles, parameter bytes), control (command, status) and UVM
-// call, so CUDA's choices can be compared with nvbare's. Research tool only.
+// call, each with the nanoseconds it took (ns=), so CUDA's choices and costs can be
+// compared with nvbare's. A traced program may call nvtrace_mark("text") (found with
+// dlsym) to put a MARK line between its phases. Research tool only.
 //   gcc -shared -fPIC -O1 -o nvtrace.so nvtrace.c -ldl
 //   NVTRACE=log.txt LD_PRELOAD=./nvtrace.so ./program
 #define _GNU_SOURCE
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int (*real_ioctl)(int, unsigned long, void *);
@@ -18,6 +21,20 @@ static FILE *out;
 static void hex(const void *p, unsigned n) {
   const uint8_t *b = p;
   for (unsigned i = 0; i < n; i++) fprintf(out, "%02x%s", b[i], (i % 4 == 3) ? " " : "");
+}
+
+static long long now_ns(void) {
+  struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void open_out(void) {
+  if (!out) { const char *f = getenv("NVTRACE"); out = fopen(f ? f : "/tmp/nvtrace.txt", "w"); setvbuf(out, NULL, _IOLBF, 0); }
+}
+
+void nvtrace_mark(const char *text) {
+  open_out();
+  fprintf(out, "MARK t=%lld %s\n", now_ns(), text);
 }
 
 static int kind(int fd) {  // 1 nvidia ctl/dev, 2 uvm, 0 other
@@ -34,7 +51,7 @@ static int kind(int fd) {  // 1 nvidia ctl/dev, 2 uvm, 0 other
 int ioctl(int fd, unsigned long req, ...) {
   va_list ap; va_start(ap, req); void *arg = va_arg(ap, void *); va_end(ap);
   if (!real_ioctl) real_ioctl = dlsym(RTLD_NEXT, "ioctl");
-  if (!out) { const char *f = getenv("NVTRACE"); out = fopen(f ? f : "/tmp/nvtrace.txt", "w"); setvbuf(out, NULL, _IOLBF, 0); }
+  open_out();
   int k = kind(fd);
   unsigned nr = req & 0xff, size = (req >> 16) & 0x3fff;
   uint8_t before[64], raw[48], pre[256];
@@ -47,8 +64,11 @@ int ioctl(int fd, unsigned long req, ...) {
     unsigned ps = ((uint32_t *)arg)[rsize == 48 ? 8 : 6];
     if (p) { memcpy(pre, p, ps && ps < 256 ? ps : 256); have_pre = 1; }
   }
+  long long t0 = now_ns();
   int rc = real_ioctl(fd, req, arg);
+  long long dt = now_ns() - t0;
   if (!k || !arg) return rc;
+  fprintf(out, "ns=%lld ", dt);
   if (k == 2) {
     fprintf(out, "UVM %lu rc=%d in=", req, rc); hex(before, 64); fprintf(out, " out="); hex(arg, 64); fprintf(out, "\n");
     return rc;

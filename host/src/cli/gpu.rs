@@ -82,6 +82,10 @@ pub struct GpuArgs {
     /// Launch tunings for measuring: membar=N,inval=0|1,mirror=0|1,relmembar=0|1.
     #[arg(long, env = "NVBARE_TUNE", default_value = "")]
     pub tune: String,
+    /// The asynchronous copy engine (COPYn) tried first for the copy channel (a measuring
+    /// knob: each engine has its own physical copy units) [default: COPY2, then 1, 3, 4].
+    #[arg(long, env = "NVBARE_COPY_ENGINE", value_name = "N")]
+    pub copy_engine: Option<u32>,
 }
 
 /// The GPU a command will open, read from the options before anything is.
@@ -211,6 +215,7 @@ impl GpuArgs {
         })?;
         Ok(GpuConfig {
             tuning,
+            copy_engine: self.copy_engine,
             ..GpuConfig::default()
         })
     }

@@ -108,6 +108,8 @@ pub struct EngineClasses {
 pub struct CopyChannel {
     /// `COPYn` of its own channel group, or `None` when it shares the graphics group.
     pub engine: Option<u32>,
+    /// The physical copy units RM reports behind that engine (0: RM did not say).
+    pub pces: u32,
     /// Why asynchronous copy engines were refused (`COPYn: step: error`).
     pub refusals: Vec<String>,
 }
@@ -184,6 +186,7 @@ impl GpuReport {
             },
             copy_channel: CopyChannel {
                 engine: ch.copy_engine,
+                pces: ch.copy_pces,
                 refusals: ch
                     .copy_refusals
                     .iter()
@@ -238,6 +241,10 @@ impl GpuReport {
         );
         let ch = &self.copy_channel;
         s += &match (ch.engine, ch.refusals.is_empty()) {
+            (Some(ce), _) if ch.pces > 0 => format!(
+                "copy channel  own channel group on COPY{ce}, {} physical copy units (runs beside compute)\n",
+                ch.pces
+            ),
             (Some(ce), _) => {
                 format!("copy channel  own channel group on COPY{ce} (runs beside compute)\n")
             }

@@ -156,6 +156,11 @@ pub struct BenchArgs {
     /// with --quick); compare with host/bench-results/cuda_pipeline.cu.
     #[arg(long, conflicts_with_all = ["study", "launch_only"])]
     pub pipeline: bool,
+    /// Instead of the figures: the copy engines RM reports (caps, physical units), which
+    /// one the copy channel runs on, and 1 GiB device-to-device copies through it in
+    /// several launch shapes (64 MiB with --quick).
+    #[arg(long, conflicts_with_all = ["study", "launch_only", "pipeline", "json"])]
+    pub ce_study: bool,
     /// The SM kernel of the device-to-device copy (a kernel of host/data/bench_kernels.cu).
     #[arg(long, env = "NVBARE_D2D_KERNEL", default_value = "copy_flat")]
     pub d2d_kernel: String,
@@ -197,6 +202,9 @@ impl GpuTask for Bench<'_> {
         };
         if a.study {
             return crate::study::run(gpu, interrupt::requested).or_else(stopped);
+        }
+        if a.ce_study {
+            return crate::ce_study::run(gpu, a.quick, interrupt::requested).or_else(stopped);
         }
         if a.pipeline {
             return crate::pipeline::run(gpu, a.quick, interrupt::requested)

@@ -142,6 +142,14 @@ impl Nvk {
     pub fn uuid(&self) -> NvProcessorUuid {
         self.uuid
     }
+
+    /// What a soak samples: RM objects this client holds (allocated minus freed) and video
+    /// memory in use on the GPU (RM heap total minus free, every process together), bytes.
+    pub fn resource_sample(&self) -> Result<(i64, u64), NvkError> {
+        let total = ctrl::fb_total_ram(&self.rm, self.subdevice)?;
+        let free = ctrl::fb_heap_free(&self.rm, self.subdevice)?;
+        Ok((self.rm.objects_held(), total.saturating_sub(free)))
+    }
 }
 
 impl Drop for Nvk {

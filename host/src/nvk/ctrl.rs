@@ -44,6 +44,19 @@ pub fn fb_total_ram(rm: &RmClient, subdevice: Handle) -> Result<u64, NvkError> {
     Ok(u64::from(p.fb_info_list[0].data) << 10)
 }
 
+/// Free video memory in RM's heap, in bytes (`NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE`, in KiB):
+/// what every process together has not allocated (the soak's "VRAM in use" is total minus
+/// this).
+pub fn fb_heap_free(rm: &RmClient, subdevice: Handle) -> Result<u64, NvkError> {
+    let mut p = FbGetInfoV2ParamsV580 {
+        fb_info_list_size: 1,
+        ..Default::default()
+    };
+    p.fb_info_list[0].index = fb_info_index::HEAP_FREE;
+    rm.control(subdevice, cmd::NV2080_FB_GET_INFO_V2, &mut p)?;
+    Ok(u64::from(p.fb_info_list[0].data) << 10)
+}
+
 /// The GPU's marketing name ("NVIDIA H200").
 /// `None` when RM refuses or the name is not text (it is only shown).
 pub fn gpu_name(rm: &RmClient, subdevice: Handle) -> Option<String> {

@@ -19,6 +19,9 @@ pub use nvbare_core::rm::Handle;
 pub struct RmClient {
     ctl: File,
     root: Handle,
+    /// Objects this client allocated minus those it freed by handle (children freed with a
+    /// parent are not subtracted): the soak's "RM objects held".
+    live: std::sync::atomic::AtomicI64,
 }
 
 fn rm_error(op: &'static str, status: u32) -> NvkError {
@@ -32,7 +35,11 @@ impl RmClient {
     /// Opens `/dev/nvidiactl` and allocates the root client (`NV01_ROOT_CLIENT`).
     pub fn open() -> Result<Self, NvkError> {
         let ctl = super::open_dev("/dev/nvidiactl")?;
-        let mut client = Self { ctl, root: 0 };
+        let mut client = Self {
+            ctl,
+            root: 0,
+            live: std::sync::atomic::AtomicI64::new(0),
+        };
         let mut p = AllocParams {
             h_class: nvbare_gsp::rm::classes::NV01_ROOT_CLIENT,
             ..Default::default()
@@ -43,6 +50,11 @@ impl RmClient {
         }
         client.root = p.h_object_new;
         Ok(client)
+    }
+
+    /// Objects allocated minus objects freed by handle since the client opened.
+    pub fn objects_held(&self) -> i64 {
+        self.live.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The root client handle.
@@ -92,6 +104,7 @@ impl RmClient {
                 status: NvStatus(p.status),
             });
         }
+        self.live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(p.h_object_new)
     }
 
@@ -117,6 +130,7 @@ impl RmClient {
         if p.status != 0 {
             return Err(rm_error("free", p.status));
         }
+        self.live.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 
@@ -187,6 +201,7 @@ impl RmClient {
         if w.params.status != 0 {
             return Err(rm_error("register host memory", w.params.status));
         }
+        self.live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(w.params.h_object_new)
     }
 

@@ -71,6 +71,9 @@ pub struct FakeGpu {
     pub running: bool,
     /// Every doorbell write, in order.
     pub doorbells: Vec<u32>,
+    /// Doorbells still to lose: recorded, but the front end does not look at the channel
+    /// (as when it read GPPut before the new value landed in USERD).
+    pub lose_doorbells: u32,
     /// Every operation decoded, with the channel's label.
     pub ops: Vec<(&'static str, Operation)>,
     /// Every grid launched.
@@ -165,6 +168,10 @@ impl FakeGpu {
     /// A doorbell write of `token`: runs the channel's new entries when running.
     pub fn ring(&mut self, token: u32) {
         self.doorbells.push(token);
+        if self.lose_doorbells > 0 {
+            self.lose_doorbells -= 1;
+            return;
+        }
         if self.running {
             self.run(token);
         }

@@ -21,6 +21,7 @@ use nvbare_gsp::rm::alloc::{
     ChannelAllocParams, DeviceAllocParams, MemoryDescParams, VaSpaceAllocParamsV570,
 };
 use nvbare_gsp::rm::classes as cls;
+use nvbare_gsp::rm::ctrl::ce::CePceMaskParams;
 use nvbare_gsp::rm::ctrl::channel::WorkSubmitTokenParams;
 use nvbare_gsp::rm::ctrl::cmd;
 use nvbare_gsp::rm::ctrl::debugger::{MmuFaultInfoEntry, ReadMmuFaultInfoParams};
@@ -181,6 +182,9 @@ pub struct TestBackend {
     pub allocations: Vec<(u64, u64, Placement)>,
     /// Frees, by VA.
     pub frees: Vec<u64>,
+    /// What `NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK` answers: (engine type, PCE mask); an engine
+    /// not listed is refused as an unknown control.
+    pub pce_masks: Vec<(u32, u32)>,
 }
 
 /// The H200's classes (the ones `Classes::choose` picks there) plus older ones it also lists.
@@ -235,6 +239,7 @@ impl TestBackend {
             fault_events: true,
             allocations: Vec::new(),
             frees: Vec::new(),
+            pce_masks: Vec::new(),
         }
     }
 
@@ -342,6 +347,17 @@ impl RmApi for TestBackend {
             return Err(TestError::Refused("a control"));
         }
         match cmd {
+            cmd::NV2080_CE_GET_CE_PCE_MASK => {
+                let (p, _) = CePceMaskParams::mut_from_prefix(params)
+                    .map_err(|_| TestError::UnknownControl(cmd))?;
+                let et = p.ce_engine_type;
+                p.pce_mask = self
+                    .pce_masks
+                    .iter()
+                    .find(|(e, _)| *e == et)
+                    .map(|&(_, m)| m)
+                    .ok_or(TestError::UnknownControl(cmd))?;
+            }
             cmd::NV0080_GPU_GET_CLASSLIST_V2 => match self.abi {
                 RmAbi::R570 => {
                     let (p, _) = ClassListV2ParamsV570::mut_from_prefix(params)

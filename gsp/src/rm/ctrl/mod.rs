@@ -4,8 +4,8 @@
 //! A command number is `(class interface id << 8) | message id`, as NVIDIA's FINN tool
 //! generates them; [`cmd`] lists the ones nvbare uses with their C names.
 //! Parameter blocks are grouped by the object they are addressed to:
-//! [`root`] (client and device: `NV0000_*`, `NV0080_*`), [`subdevice`], [`gr`] and [`fb`]
-//! (`NV2080_*`),
+//! [`root`] (client and device: `NV0000_*`, `NV0080_*`), [`subdevice`], [`gr`], [`fb`] and
+//! [`ce`] (`NV2080_*`),
 //! [`channel`] (TSG, channel and VA space: `NVA06C_*`, `NVA06F_*`, `NVC36F_*`, `NV90F1_*`)
 //! and [`debugger`] (`NV83DE_*`).
 //!
@@ -14,6 +14,7 @@
 //! [`fb::FbGetInfoV2ParamsV580`], and [`root::ClassListV2ParamsV570`] /
 //! [`root::ClassListV2ParamsV580`]. All command numbers are the same in both.
 
+pub mod ce;
 pub mod channel;
 pub mod debugger;
 pub mod fb;
@@ -84,6 +85,10 @@ pub mod cmd {
     pub const NV2080_FB_GET_INFO_V2: u32 = 0x2080_1303;
     /// `NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE` (`ctrl2080fb.h`), on the subdevice.
     pub const NV2080_FB_FLUSH_GPU_CACHE: u32 = 0x2080_130e;
+    /// `NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK` (`ctrl2080ce.h`), on the subdevice.
+    pub const NV2080_CE_GET_CE_PCE_MASK: u32 = 0x2080_2a02;
+    /// `NV2080_CTRL_CMD_CE_GET_ALL_CAPS` (`ctrl2080ce.h`), on the subdevice.
+    pub const NV2080_CE_GET_ALL_CAPS: u32 = 0x2080_2a0a;
     /// `NV2080_CTRL_CMD_BUS_GET_PCI_INFO` (`ctrl2080bus.h`), on the subdevice.
     pub const NV2080_BUS_GET_PCI_INFO: u32 = 0x2080_1801;
     /// `NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES` (`ctrl83dedebug.h`), on the debugger.
@@ -179,6 +184,16 @@ pub mod cmd {
             "NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE",
             "ctrl2080/ctrl2080fb.h",
             NV2080_FB_FLUSH_GPU_CACHE,
+        ),
+        (
+            "NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK",
+            "ctrl2080/ctrl2080ce.h",
+            NV2080_CE_GET_CE_PCE_MASK,
+        ),
+        (
+            "NV2080_CTRL_CMD_CE_GET_ALL_CAPS",
+            "ctrl2080/ctrl2080ce.h",
+            NV2080_CE_GET_ALL_CAPS,
         ),
         (
             "NV2080_CTRL_CMD_BUS_GET_PCI_INFO",

@@ -377,6 +377,7 @@ fn report() -> GpuReport {
         },
         copy_channel: CopyChannel {
             engine: Some(2),
+            pces: 0,
             refusals: vec![],
         },
         class_list: vec![

@@ -63,6 +63,16 @@ impl<M> Kernel<M> {
         ))
     }
 
+    /// The kernel's module image (where its sections were laid out).
+    pub(super) fn image(&self) -> &ModuleImage {
+        &self.image
+    }
+
+    /// Bytes of constant bank 0 a launch slot gives the kernel (a multiple of 256).
+    pub(super) fn cbuf0_len(&self) -> u64 {
+        self.cbuf0_len
+    }
+
     /// The kernel's code memory, for [`Gpu::unload`].
     pub(super) fn into_code(self) -> Buffer<M> {
         self.code

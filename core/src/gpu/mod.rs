@@ -12,6 +12,8 @@ mod error;
 mod launch;
 mod pool;
 mod queue;
+mod record;
+mod replay;
 mod timing;
 mod wait;
 
@@ -39,6 +41,8 @@ pub use launch::LaunchProfile;
 pub use launch::{Kernel, LaunchTuning};
 pub use pool::{CHUNK as POOL_CHUNK, GRANULE as POOL_GRANULE, MAX_POOLED, PoolBuffer};
 pub use queue::Fence;
+pub use record::{Event, OpId, Recording, SequenceError};
+pub use replay::{Replayed, Sequence};
 pub use timing::{GpuTimes, STAMP_PAIRS, Timed};
 pub use wait::WaitEnd;
 
@@ -111,8 +115,13 @@ struct Built<B: Backend> {
     stamps: SharedMem,
 }
 
+/// Numbers [`Gpu`]s, so a sequence finished on one is refused by another.
+static NEXT_GPU: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
 /// A GPU ready for work, reached through `B`.
 pub struct Gpu<B: Backend> {
+    /// This GPU's number (see [`NEXT_GPU`]).
+    id: u64,
     backend: B,
     config: GpuConfig,
     objects: DeviceObjects,
@@ -184,6 +193,7 @@ impl<B: Backend> Gpu<B> {
             }
         };
         let mut gpu = Self {
+            id: NEXT_GPU.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
             backend,
             config,
             objects: built.objects,

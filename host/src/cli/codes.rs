@@ -348,7 +348,9 @@ fn gpu_code<E: std::error::Error + 'static>(
         GpuError::Fault { report, .. } => fault_code(report),
         GpuError::Cubin(e) => cubin_code(e),
         GpuError::WrongSm { .. } => WRONG_SM,
-        GpuError::Launch { .. } => LAUNCH,
+        // A recorded sequence's launches or patches refused: what a launch's refusal is (no
+        // command records sequences; the code serves programs that map errors the CLI's way).
+        GpuError::Launch { .. } | GpuError::Sequence(_) => LAUNCH,
         GpuError::Qmd(_) => QMD,
         GpuError::Push(_) => METHODS,
         GpuError::Memory(_) => CPU_ACCESS,

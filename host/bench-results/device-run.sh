@@ -40,6 +40,15 @@
 #                        (default 4) of `nvbare bench --pipeline --json` and
 #                        `cuda_pipeline --pipeline --json` (cuda_pipeline.cu beside the
 #                        script), then one pair of the baseline figures.
+#   replay [N]           issue 20 items 1 and 8: info, the library examples on --backend nvk
+#                        (./vector_add, ./recorded_sequence: cargo build --release -p
+#                        nvbare-examples --examples), then N alternating pairs (default 4) of
+#                        `nvbare bench --launch-only --json` and `cuda_base_graph --json`
+#                        (cuda_base_graph.cu beside the script: cuda_base plus the graph of the
+#                        replay's kernels, with and without cudaGraphExecKernelNodeSetParams),
+#                        then both tables, then `bench --launch-only --json` under the launch
+#                        tunings chainmembar=3, inval=0, both, membar=0 (where the chain's time
+#                        goes).
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -236,6 +245,26 @@ case "$mode" in
     echo "== nvbare bench --pipeline"; timeout 60 ./nvbare bench --pipeline 2>&1
     echo "== baseline pair: nvbare bench --json"; timeout 90 ./nvbare bench --json 2>&1
     echo "== baseline pair: cuda_pipeline --json"; timeout 60 ./cuda_pipeline --json 2>&1
+    ;;
+  replay)
+    n=${1:-4}
+    nvcc -O2 -arch=sm_90 -o cuda_base_graph cuda_base_graph.cu -lcuda > nvcc.log 2>&1 &
+    NVCC_PID=$!
+    info
+    echo "== the library examples (examples/library) on NVIDIA's driver"
+    show ./vector_add --backend nvk
+    show ./recorded_sequence --backend nvk
+    wait_cuda; cat nvcc.log
+    for r in $(seq 1 "$n"); do
+      echo "== pair $r: nvbare bench --launch-only --json"; timeout 60 ./nvbare bench --launch-only --json 2>&1
+      echo "== pair $r: cuda_base_graph --json"; timeout 60 ./cuda_base_graph --json 2>&1
+    done
+    echo "== nvbare bench --launch-only"; timeout 60 ./nvbare bench --launch-only 2>&1
+    echo "== cuda_base_graph"; timeout 60 ./cuda_base_graph 2>&1
+    # Where the in-order chain's time goes: measuring knobs (--tune), not defaults.
+    for t in chainmembar=3 inval=0 chainmembar=3,inval=0 membar=0; do
+      echo "TUNE=[$t] $(timeout 30 ./nvbare bench --launch-only --json --tune "$t" 2>&1)"
+    done
     ;;
   probe)
     ( nvcc -O2 -arch=sm_90 -I . -o d2d_probe d2d_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda ) > "$OUT/nvcc.log" 2>&1 &

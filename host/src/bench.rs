@@ -51,6 +51,9 @@ pub struct Figures {
     /// A recorded sequence of `batch` launches (`empty_kernel` and `store_value` alternately,
     /// in order) replayed, one argument patched before each replay: per kernel.
     pub replay_us: f64,
+    /// The same sequence recorded with `Recording::concurrent` (no chain: each launch started
+    /// by the front end, nothing ordered): what the in-order chain costs.
+    pub replay_unordered_us: f64,
 }
 
 /// Why a benchmark ended without figures.
@@ -89,11 +92,13 @@ const REPLAYS: u32 = 20;
 /// alternately (in order: each grid starts when the one before it has completed), recorded
 /// once; before each replay the last `store_value`'s value is patched, as `cuda_base`'s
 /// graph-with-updates figure sets that node's parameters (`cudaGraphExecKernelNodeSetParams`).
-/// Per kernel; the value the last replay stored is checked.
+/// Per kernel; the value the last replay stored is checked. `in_order: false` records the
+/// same launches with [`Recording::concurrent`].
 fn replay_per_kernel<B: Backend>(
     gpu: &mut Gpu<B>,
     empty: &Kernel<B::Memory>,
     kernels: u32,
+    in_order: bool,
     stop: (fn() -> bool, Instant),
 ) -> Result<f64, BenchError<B::Error>> {
     let store = gpu.load(kernels_for(gpu.sm()), "store_value")?;
@@ -106,7 +111,11 @@ fn replay_per_kernel<B: Backend>(
     let mut params = flag.gpu_va().to_le_bytes().to_vec();
     params.extend_from_slice(&0u64.to_le_bytes());
     params.resize(store.info.param_size as usize, 0);
-    let mut rec = Recording::new();
+    let mut rec = if in_order {
+        Recording::new()
+    } else {
+        Recording::concurrent()
+    };
     let mut last = None;
     for i in 0..kernels {
         if i % 2 == 0 {
@@ -287,7 +296,8 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
         gpu.wait(v)?;
         Ok(t.elapsed().as_secs_f64() / f64::from(counts.batch) * 1e6)
     })?;
-    f.replay_us = replay_per_kernel(gpu, &empty, counts.batch, stop)?;
+    f.replay_us = replay_per_kernel(gpu, &empty, counts.batch, true, stop)?;
+    f.replay_unordered_us = replay_per_kernel(gpu, &empty, counts.batch, false, stop)?;
     gpu.unload(empty)?;
 
     if opts.launch_only {
@@ -418,13 +428,14 @@ impl Figures {
     /// One JSON object, keys as `cuda_base --json` plus nvbare's extra figures.
     pub fn to_json(&self) -> String {
         format!(
-            "{{\"launch_roundtrip_us\":{:.3},\"launch_async_us\":{:.3},\"launch_batched_us\":{:.3},\"replay_us\":{:.3},\
+            "{{\"launch_roundtrip_us\":{:.3},\"launch_async_us\":{:.3},\"launch_batched_us\":{:.3},\"replay_us\":{:.3},\"replay_unordered_us\":{:.3},\
              \"h2d_GBps\":{:.2},\"d2h_GBps\":{:.2},\"d2d_GBps\":{:.2},\"d2d_ce_GBps\":{:.2},\"d2d_sm_GBps\":{:.2},\"d2d_both_GBps\":{:.2},\
              \"alloc_free_2MiB_us\":{:.2},\"alloc_free_2MiB_pool_us\":{:.3},\"alloc_free_1GiB_us\":{:.2}}}",
             self.launch_roundtrip_us,
             self.launch_async_us,
             self.launch_batched_us,
             self.replay_us,
+            self.replay_unordered_us,
             self.h2d_gbps,
             self.d2h_gbps,
             self.d2d_ce_gbps
@@ -470,6 +481,12 @@ impl Figures {
             row(
                 format!("{} kernels replayed, one arg patched, each", self.batch),
                 self.replay_us,
+                3,
+                "us",
+            ),
+            row(
+                "the same, unordered (no chain), each".into(),
+                self.replay_unordered_us,
                 3,
                 "us",
             ),
@@ -523,7 +540,7 @@ impl Figures {
             ),
         ];
         // Only the launch rows when nothing else was measured.
-        let measured = if self.copy_bytes == 0 { 4 } else { rows.len() };
+        let measured = if self.copy_bytes == 0 { 5 } else { rows.len() };
         rows[..measured].join("\n")
     }
 }

@@ -106,11 +106,19 @@ pub struct LaunchTuning {
     /// per-CTA `CWD_MEMBAR_TYPE` already makes the grid's writes visible (see
     /// `Qmd::set_release`).
     pub release_membar: bool,
+    /// `CWD_MEMBAR_TYPE` of a recorded sequence's grids that have a next grid chained to them
+    /// (`None`: [`Self::membar`], the default); the last grid of a chain always has `membar`.
+    /// A measuring knob: 3 (GPU membar) makes a grid's stores visible to the next grid but
+    /// proves nothing for the host.
+    pub chain_membar: Option<u64>,
 }
 
-/// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1` or `relmembar=0|1`.
+/// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1`, `relmembar=0|1` or
+/// `chainmembar=N`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1 or relmembar=0|1")]
+#[error(
+    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1 or chainmembar=N"
+)]
 pub struct BadTuning<'a>(pub &'a str);
 
 impl LaunchTuning {
@@ -120,10 +128,11 @@ impl LaunchTuning {
         invalidate: true,
         mirror: true,
         release_membar: false,
+        chain_membar: None,
     };
 
     /// The defaults with `spec`'s overrides applied (`membar=N,inval=0|1,mirror=0|1,
-    /// relmembar=0|1`; a key alone means `=1`).
+    /// relmembar=0|1,chainmembar=N`; a key alone means `=1`).
     pub fn parse(spec: &str) -> Result<Self, BadTuning<'_>> {
         let mut t = Self::DEFAULT;
         for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
@@ -134,6 +143,7 @@ impl LaunchTuning {
                 "inval" => t.invalidate = n != 0,
                 "mirror" => t.mirror = n != 0,
                 "relmembar" => t.release_membar = n != 0,
+                "chainmembar" => t.chain_membar = Some(n),
                 _ => return Err(BadTuning(kv)),
             }
         }

@@ -120,7 +120,7 @@ static NEXT_GPU: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::
 
 /// A GPU ready for work, reached through `B`.
 pub struct Gpu<B: Backend> {
-    /// This GPU's number (see [`NEXT_GPU`]).
+    /// This GPU's number (from `NEXT_GPU`).
     id: u64,
     backend: B,
     config: GpuConfig,

@@ -17,6 +17,11 @@
 //! release with flush), a wait a host acquire (`ACQ_CIRC_GEQ`) of the other queue's timeline.
 //! Each segment ends with its timeline's release and the channel's progress release; their
 //! payloads (and every signal's and wait's) are the patch table's per-replay words.
+//!
+//! A recording cannot be replayed before it is finished: [`Gpu::replay`] takes a
+//! [`Sequence`], which only [`Gpu::finish`] makes (a compile-time error, not a run-time one).
+//! What can be wrong at run time is a [`SequenceError`]; a launch shape the GPU refuses is a
+//! `GpuError::Launch` from [`Gpu::finish`] or a [`SequenceError::Launch`] from a patch.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -449,7 +454,13 @@ impl<B: Backend> Gpu<B> {
                         }
                     }
                     match chain {
-                        Some(prev) if rec.in_order => b.launches[prev].qmd.set_dependent(qmd_va)?,
+                        Some(prev) if rec.in_order => {
+                            let q = &mut b.launches[prev].qmd;
+                            q.set_dependent(qmd_va)?;
+                            if let Some(m) = self.tuning.chain_membar {
+                                q.set(l.cwd_membar_type, m)?;
+                            }
+                        }
                         _ => compute::launch_qmd(
                             &mut b.segments[ci],
                             qmd_va,

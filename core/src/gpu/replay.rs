@@ -10,9 +10,9 @@
 //! in GPU memory: nothing is copied into the channels' pushbuffers.
 //!
 //! What a replay guarantees:
-//! - **Order.** A recording made with [`Recording::new`] runs each op after the one recorded
+//! - **Order.** A recording made with [`Recording::new`](super::Recording::new) runs each op after the one recorded
 //!   before it has finished (launches chained, queue switches through a signal and a wait); one
-//!   made with [`Recording::concurrent`] orders only what its signals and waits say.
+//!   made with [`Recording::concurrent`](super::Recording::concurrent) orders only what its signals and waits say.
 //! - **Visibility.** When a replay's fences ([`Replayed`]) are reached, its grids' and copies'
 //!   writes are visible to the host (the final releases come after wait-for-idle on compute,
 //!   after a flush on copy, as every submission's).

@@ -47,7 +47,12 @@ impl GpuTask for Replays {
     where
         BackendError: From<B::Error>,
     {
-        println!("GPU: {} (sm_{}), {}", gpu.info().name, gpu.sm(), opened.description);
+        println!(
+            "GPU: {} (sm_{}), {}",
+            gpu.info().name,
+            gpu.sm(),
+            opened.description
+        );
         let kernel = gpu
             .load(nvbare_host::bench::kernels_for(gpu.sm()), "vector_add")
             .cli()?;
@@ -62,8 +67,12 @@ impl GpuTask for Replays {
         let hv = nvbare_host::bench::view(&host).cli()?;
         for s in 0..sets {
             let (a, b): (Vec<u8>, Vec<u8>) = (
-                (0..n).flat_map(|i| (i as f32 + s as f32).to_le_bytes()).collect(),
-                (0..n).flat_map(|i| (s as f32 * i as f32).to_le_bytes()).collect(),
+                (0..n)
+                    .flat_map(|i| (i as f32 + s as f32).to_le_bytes())
+                    .collect(),
+                (0..n)
+                    .flat_map(|i| (s as f32 * i as f32).to_le_bytes())
+                    .collect(),
             );
             let at = (2 * u64::from(s) * bytes) as usize;
             hv.write(at, &a).map_err(cpu)?;
@@ -100,10 +109,12 @@ impl GpuTask for Replays {
             let at = h + 2 * u64::from(s) * bytes;
             let m = if s % 2 == 1 { n / 2 } else { n };
             seq.set_copy(copy_a, v, at, bytes).cli_seq()?;
-            seq.set_copy(copy_b, v + bytes, at + bytes, bytes).cli_seq()?;
+            seq.set_copy(copy_b, v + bytes, at + bytes, bytes)
+                .cli_seq()?;
             seq.set_arg_u32(add, 24, m).cli_seq()?;
             seq.set_dims(add, shape(m).grid, shape(m).block).cli_seq()?;
-            seq.set_copy(copy_out, out, v + 2 * bytes, u64::from(m) * 4).cli_seq()?;
+            seq.set_copy(copy_out, out, v + 2 * bytes, u64::from(m) * 4)
+                .cli_seq()?;
             let t = std::time::Instant::now();
             let r = gpu.replay(&mut seq).cli()?;
             gpu.wait_replay(&r).cli()?;
@@ -124,7 +135,11 @@ impl GpuTask for Replays {
                  completion)",
                 s + 1,
                 shape(m).grid[0],
-                if wrong == 0 { "all correct".to_string() } else { format!("{wrong} WRONG") },
+                if wrong == 0 {
+                    "all correct".to_string()
+                } else {
+                    format!("{wrong} WRONG")
+                },
                 took.as_secs_f64() * 1e6
             );
         }

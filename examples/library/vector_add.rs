@@ -48,7 +48,12 @@ impl GpuTask for VectorAdd {
     where
         BackendError: From<B::Error>,
     {
-        println!("GPU: {} (sm_{}), {}", gpu.info().name, gpu.sm(), opened.description);
+        println!(
+            "GPU: {} (sm_{}), {}",
+            gpu.info().name,
+            gpu.sm(),
+            opened.description
+        );
         let elf = match &self.cubin {
             Some(b) => b.as_slice(),
             None => nvbare_host::bench::kernels_for(gpu.sm()),
@@ -65,7 +70,9 @@ impl GpuTask for VectorAdd {
         };
         let view = |buf| nvbare_host::bench::view(buf).cli();
         view(&a)?.write(0, &floats(&|i| i as f32)).map_err(cpu)?;
-        view(&b)?.write(0, &floats(&|i| 2.0 * i as f32)).map_err(cpu)?;
+        view(&b)?
+            .write(0, &floats(&|i| 2.0 * i as f32))
+            .map_err(cpu)?;
 
         // The kernel's parameters as its C signature lays them out: three pointers, an int.
         let mut params = Vec::new();

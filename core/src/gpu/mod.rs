@@ -1,8 +1,8 @@
 //! The GPU layer, the same over every backend: [`Gpu<B>`] builds the RM object tree through
-//! its [`Backend`], wraps the channels in the submission code (one [`Queue`] per engine,
+//! its [`Backend`], wraps the channels in the submission code (one `Queue` per engine,
 //! each with a timeline in host memory), and offers what a user calls: allocate, copy, load a
-//! kernel, launch, wait. Waits report what faulted ([`FaultReport`]), not just that time ran
-//! out.
+//! kernel, launch, wait, and record work once to replay it many times ([`Recording`],
+//! [`Sequence`]). Waits report what faulted ([`FaultReport`](crate::rm::FaultReport)), not just that time ran out.
 //!
 //! Dispatch is static: `Gpu<Nvk>` and `Gpu<GspRm<P>>` are separate monomorphised types, so
 //! the launch path makes no dynamic call and allocates nothing.

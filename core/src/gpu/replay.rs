@@ -9,19 +9,7 @@
 //! number) and submits one GPFIFO entry per queue that has ops, pointing at the segment already
 //! in GPU memory: nothing is copied into the channels' pushbuffers.
 //!
-//! What a replay guarantees:
-//! - **Order.** A recording made with [`Recording::new`](super::Recording::new) runs each op after the one recorded
-//!   before it has finished (launches chained, queue switches through a signal and a wait); one
-//!   made with [`Recording::concurrent`](super::Recording::concurrent) orders only what its signals and waits say.
-//! - **Visibility.** When a replay's fences ([`Replayed`]) are reached, its grids' and copies'
-//!   writes are visible to the host (the final releases come after wait-for-idle on compute,
-//!   after a flush on copy, as every submission's).
-//! - **Ordering with other work.** Each queue runs a replay after what was submitted to it
-//!   before and before what is submitted after, as any submission; the two queues are not
-//!   ordered against each other's earlier work (use [`Gpu::wait_on`] first).
-//! - **Faults.** A fault in a replayed grid or copy is reported by the wait on its fence (a
-//!   [`GpuError::Fault`] naming the address), as for a single launch; the next replay of the
-//!   sequence waits for the faulted one first and so returns that error too.
+//! What a replay guarantees is [`Sequence`]'s documentation.
 
 use alloc::vec::Vec;
 use core::marker::PhantomData;
@@ -148,6 +136,24 @@ pub(super) struct Parts<M> {
 /// A recording laid out in GPU memory, ready to replay with [`Gpu::replay`] and to patch
 /// between replays. Borrows the kernels it launches (they cannot be unloaded while it lives).
 /// Give its memory back with [`Gpu::free_sequence`].
+///
+/// What a replay guarantees:
+/// - **Order.** A recording made with [`Recording::new`](super::Recording::new) runs each op
+///   after the one recorded before it has finished (launches chained as dependent QMDs, queue
+///   switches through a signal and a wait); one made with
+///   [`Recording::concurrent`](super::Recording::concurrent) orders only what its signals and
+///   waits say.
+/// - **Patches.** A patch is kept on the CPU and written by the next replay once the previous
+///   replay of the same sequence has finished, so a replay in flight never sees it.
+/// - **Visibility.** When a replay's fences ([`Replayed`]) are reached, its grids' and copies'
+///   writes are visible to the host (the final releases come after wait-for-idle on compute,
+///   after a flush on copy, as every submission's).
+/// - **Ordering with other work.** Each queue runs a replay after what was submitted to it
+///   before and before what is submitted after, as any submission; the two queues are not
+///   ordered against each other's earlier work (use [`Gpu::wait_on`] first).
+/// - **Faults.** A fault in a replayed grid or copy is reported by the wait on its fence (a
+///   [`GpuError::Fault`] naming the address), as for a single launch; the next replay of the
+///   sequence waits for the faulted one first and so returns that error too.
 #[derive(Debug)]
 pub struct Sequence<'k, M> {
     gpu: u64,

@@ -3,7 +3,7 @@
 //!
 //! Built for `x86_64-unknown-none` (`cargo build -p nvbare-embed --target
 //! x86_64-unknown-none`), it links `nvbare-core`, `nvbare-gsp` and `nvbare-mmu` and supplies
-//! the rest itself ([`bare`]): a global allocator over a static heap, a panic handler, a
+//! the rest itself (`bare`): a global allocator over a static heap, a panic handler, a
 //! serial console, a TSC clock, and a [`Platform`](nvbare_core::hal::Platform) for a GPU at
 //! fixed addresses — BAR0 and BAR1 mapped by the loader, PCI config through ECAM, DMA memory
 //! from a bump allocator over a fixed physical region whose bus addresses are its physical

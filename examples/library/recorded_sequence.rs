@@ -22,6 +22,11 @@ fn cpu(e: nvbare_core::shared::SharedMemError) -> CliError {
     CliError::Gpu(nvbare_core::gpu::GpuError::Memory(e))
 }
 
+/// A recording's or patch's refusal, as the CLI reports it.
+fn refused(e: nvbare_core::gpu::SequenceError) -> CliError {
+    CliError::Gpu(nvbare_core::gpu::GpuError::Sequence(e))
+}
+
 /// Records copy in → vector_add → copy out once and replays it over several inputs.
 #[derive(Parser)]
 struct Args {
@@ -93,10 +98,10 @@ impl GpuTask for Replays {
         };
         // Record once.
         let mut rec = Recording::new();
-        let copy_a = rec.copy(v, h, bytes).cli_seq()?;
-        let copy_b = rec.copy(v + bytes, h + bytes, bytes).cli_seq()?;
-        let add = rec.launch(&kernel, shape(n), &params).cli_seq()?;
-        let copy_out = rec.copy(out, v + 2 * bytes, bytes).cli_seq()?;
+        let copy_a = rec.copy(v, h, bytes).map_err(refused)?;
+        let copy_b = rec.copy(v + bytes, h + bytes, bytes).map_err(refused)?;
+        let add = rec.launch(&kernel, shape(n), &params).map_err(refused)?;
+        let copy_out = rec.copy(out, v + 2 * bytes, bytes).map_err(refused)?;
         let mut seq = gpu.finish(rec).cli()?;
         println!(
             "recorded: 3 copies and 1 launch, {} KiB of GPU memory",
@@ -108,13 +113,14 @@ impl GpuTask for Replays {
         for s in 0..sets {
             let at = h + 2 * u64::from(s) * bytes;
             let m = if s % 2 == 1 { n / 2 } else { n };
-            seq.set_copy(copy_a, v, at, bytes).cli_seq()?;
+            seq.set_copy(copy_a, v, at, bytes).map_err(refused)?;
             seq.set_copy(copy_b, v + bytes, at + bytes, bytes)
-                .cli_seq()?;
-            seq.set_arg_u32(add, 24, m).cli_seq()?;
-            seq.set_dims(add, shape(m).grid, shape(m).block).cli_seq()?;
+                .map_err(refused)?;
+            seq.set_arg_u32(add, 24, m).map_err(refused)?;
+            seq.set_dims(add, shape(m).grid, shape(m).block)
+                .map_err(refused)?;
             seq.set_copy(copy_out, out, v + 2 * bytes, u64::from(m) * 4)
-                .cli_seq()?;
+                .map_err(refused)?;
             let t = std::time::Instant::now();
             let r = gpu.replay(&mut seq).cli()?;
             gpu.wait_replay(&r).cli()?;
@@ -151,17 +157,6 @@ impl GpuTask for Replays {
             std::process::exit(1);
         }
         Ok(())
-    }
-}
-
-/// A recording's or patch's refusal, as the CLI reports it.
-trait SeqExt<T> {
-    fn cli_seq(self) -> Result<T, CliError>;
-}
-
-impl<T> SeqExt<T> for Result<T, nvbare_core::gpu::SequenceError> {
-    fn cli_seq(self) -> Result<T, CliError> {
-        self.map_err(|e| CliError::Gpu(nvbare_core::gpu::GpuError::Sequence(e)))
     }
 }
 

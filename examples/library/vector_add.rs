@@ -68,11 +68,14 @@ impl GpuTask for VectorAdd {
         let floats = |f: &dyn Fn(u32) -> f32| -> Vec<u8> {
             (0..n).flat_map(|i| f(i).to_le_bytes()).collect()
         };
-        let view = |buf| nvbare_host::bench::view(buf).cli();
-        view(&a)?.write(0, &floats(&|i| i as f32)).map_err(cpu)?;
-        view(&b)?
-            .write(0, &floats(&|i| 2.0 * i as f32))
-            .map_err(cpu)?;
+        // Host memory always has a CPU view.
+        let [Some(va), Some(vb), Some(vc)] = [&a, &b, &c].map(|buf| buf.view()) else {
+            return Err(CliError::Gpu(nvbare_core::gpu::GpuError::NoCpuView(
+                a.gpu_va(),
+            )));
+        };
+        va.write(0, &floats(&|i| i as f32)).map_err(cpu)?;
+        vb.write(0, &floats(&|i| 2.0 * i as f32)).map_err(cpu)?;
 
         // The kernel's parameters as its C signature lays them out: three pointers, an int.
         let mut params = Vec::new();
@@ -90,7 +93,7 @@ impl GpuTask for VectorAdd {
         let times = gpu.times(&timed).cli()?; // waits for the grid, then reads its GPU times
 
         let mut out = vec![0u8; bytes as usize];
-        view(&c)?.read(0, &mut out).map_err(cpu)?;
+        vc.read(0, &mut out).map_err(cpu)?;
         let wrong = out
             .chunks_exact(4)
             .enumerate()

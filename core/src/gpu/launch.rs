@@ -543,6 +543,10 @@ mod tests {
             (t.membar, t.invalidate, t.mirror, t.release_membar),
             (3, false, false, true)
         );
+        assert_eq!(
+            LaunchTuning::parse("chainmembar=3").map(|t| (t.membar, t.chain_membar)),
+            Ok((1, Some(3)))
+        );
         assert_eq!(LaunchTuning::parse("chain=1"), Err(BadTuning("chain=1")));
         assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
     }

@@ -1,7 +1,8 @@
 //! The GPU layer without a GPU, part 4: recorded sequences (`Recording`, `Gpu::finish`,
 //! `Gpu::replay`) over the test backend, whose front end executes copies and semaphores, runs
-//! chained QMDs and keeps each grid's QMD and bank 0 as it read them. The simulator runs the
-//! same sequences with real kernels in `gsp_rm_sim.rs` (`a_recorded_sequence_*`).
+//! chained QMDs and keeps each grid's QMD and bank 0 as it read them. The simulator runs a
+//! sequence of real kernels in `gsp_rm_sim.rs`'s end-to-end tests
+//! (`gsp_suite::scenarios::recorded_sequence`, results checked element by element).
 
 mod gpu_common;
 use gpu_common::*;

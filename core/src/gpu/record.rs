@@ -213,6 +213,7 @@ impl<'k, M> Recording<'k, M> {
             && prev != engine
         {
             let e = self.signal(prev);
+            // PANIC: `e` was made by this recording just now, the one error `wait` has.
             self.wait(engine, e)
                 .unwrap_or_else(|_| unreachable!("an event of this recording"));
         }

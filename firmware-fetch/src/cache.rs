@@ -43,7 +43,7 @@ impl CacheState {
 pub enum StoreOutcome {
     /// Verified and renamed into place.
     Stored,
-    /// Not the pinned bytes (measured whole, up to [`MEASURE_LIMIT`]); the temporary copy
+    /// Not the pinned bytes (measured whole, up to `MEASURE_LIMIT`); the temporary copy
     /// was deleted.
     Mismatch(Offered),
 }
@@ -177,7 +177,7 @@ impl Cache {
 
     /// Streams `reader` into a temporary file, and renames it to `file`'s place only when
     /// its size and SHA-256 equal the pinned ones. Writes at most one byte more than the
-    /// pinned size; a longer source is read on (up to [`MEASURE_LIMIT`]) only to be measured.
+    /// pinned size; a longer source is read on (up to `MEASURE_LIMIT`) only to be measured.
     pub fn store(
         &self,
         file: &PinnedFile,

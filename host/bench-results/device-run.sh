@@ -57,6 +57,15 @@
 #                        nvbare with 4 KiB pages below 8 MiB (NVBARE_ALLOC=huge2m=0), and
 #                        cuda_base; both tables; the copy-engine study on the engine nvbare
 #                        now picks and on COPY2; then `soak 100`.
+#   replay [N]           issue 20 items 1 and 8: info, the library examples on --backend nvk
+#                        (./vector_add, ./recorded_sequence: cargo build --release -p
+#                        nvbare-examples --examples), then N alternating pairs (default 4) of
+#                        `nvbare bench --launch-only --json` and `cuda_base_graph --json`
+#                        (cuda_base_graph.cu beside the script: cuda_base plus the graph of the
+#                        replay's kernels, with and without cudaGraphExecKernelNodeSetParams),
+#                        then both tables, then `bench --launch-only --json` under the launch
+#                        tunings chainmembar=3, inval=0, both, membar=0 (where the chain's time
+#                        goes).
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -339,6 +348,26 @@ case "$mode" in
     echo "== nvbare bench --ce-study"; timeout 60 ./nvbare bench --ce-study 2>&1
     echo "== nvbare bench --ce-study --copy-engine 2"; timeout 60 ./nvbare bench --ce-study --copy-engine 2 2>&1 | grep -v "^  COPY"
     soak 100
+    ;;
+  replay)
+    n=${1:-4}
+    nvcc -O2 -arch=sm_90 -o cuda_base_graph cuda_base_graph.cu -lcuda > nvcc.log 2>&1 &
+    NVCC_PID=$!
+    info
+    echo "== the library examples (examples/library) on NVIDIA's driver"
+    show ./vector_add --backend nvk
+    show ./recorded_sequence --backend nvk
+    wait_cuda; cat nvcc.log
+    for r in $(seq 1 "$n"); do
+      echo "== pair $r: nvbare bench --launch-only --json"; timeout 60 ./nvbare bench --launch-only --json 2>&1
+      echo "== pair $r: cuda_base_graph --json"; timeout 60 ./cuda_base_graph --json 2>&1
+    done
+    echo "== nvbare bench --launch-only"; timeout 60 ./nvbare bench --launch-only 2>&1
+    echo "== cuda_base_graph"; timeout 60 ./cuda_base_graph 2>&1
+    # Where the in-order chain's time goes: measuring knobs (--tune), not defaults.
+    for t in chainmembar=3 inval=0 chainmembar=3,inval=0 membar=0; do
+      echo "TUNE=[$t] $(timeout 30 ./nvbare bench --launch-only --json --tune "$t" 2>&1)"
+    done
     ;;
   probe)
     ( nvcc -O2 -arch=sm_90 -I . -o d2d_probe d2d_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda ) > "$OUT/nvcc.log" 2>&1 &

@@ -4,7 +4,9 @@
 
 use std::time::Instant;
 
-use nvbare_core::gpu::{Backend, Buffer, BufferView, Gpu, GpuError, Placement};
+use nvbare_core::gpu::{
+    Backend, Buffer, BufferView, Gpu, GpuError, Kernel, LaunchConfig, Placement, Recording,
+};
 use nvbare_core::rm::Engine;
 
 /// The cubin with the benchmark kernels (see `host/data/build.sh`).
@@ -50,6 +52,12 @@ pub struct Figures {
     /// Doorbells rung again by waits that saw the front end fetch nothing for a slice with
     /// entries pending (compute + copy; `Gpu::doorbell_rerings`).
     pub doorbell_rerings: u64,
+    /// A recorded sequence of `batch` launches (`empty_kernel` and `store_value` alternately,
+    /// in order) replayed, one argument patched before each replay: per kernel.
+    pub replay_us: f64,
+    /// The same sequence recorded with `Recording::concurrent` (no chain: each launch started
+    /// by the front end, nothing ordered): what the in-order chain costs.
+    pub replay_unordered_us: f64,
 }
 
 /// Why a benchmark ended without figures.
@@ -79,6 +87,76 @@ pub fn view<M, E: std::error::Error + 'static>(
     buf: &Buffer<M>,
 ) -> Result<BufferView<'_>, GpuError<E>> {
     buf.view().ok_or(GpuError::NoCpuView(buf.gpu_va()))
+}
+
+/// Replays of the recorded sequence per measurement (as `cuda_base`'s graph figures).
+const REPLAYS: u32 = 20;
+
+/// The replay figure: a sequence of `kernels` launches, `empty_kernel` and `store_value`
+/// alternately (in order: each grid starts when the one before it has completed), recorded
+/// once; before each replay the last `store_value`'s value is patched, as `cuda_base`'s
+/// graph-with-updates figure sets that node's parameters (`cudaGraphExecKernelNodeSetParams`).
+/// Per kernel; the value the last replay stored is checked. `in_order: false` records the
+/// same launches with [`Recording::concurrent`].
+fn replay_per_kernel<B: Backend>(
+    gpu: &mut Gpu<B>,
+    empty: &Kernel<B::Memory>,
+    kernels: u32,
+    in_order: bool,
+    stop: (fn() -> bool, Instant),
+) -> Result<f64, BenchError<B::Error>> {
+    let store = gpu.load(kernels_for(gpu.sm()), "store_value")?;
+    let flag = gpu.alloc(0x1000, Placement::Host, true)?;
+    let one = LaunchConfig {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        dynamic_shared: 0,
+    };
+    let mut params = flag.gpu_va().to_le_bytes().to_vec();
+    params.extend_from_slice(&0u64.to_le_bytes());
+    params.resize(store.info.param_size as usize, 0);
+    let mut rec = if in_order {
+        Recording::new()
+    } else {
+        Recording::concurrent()
+    };
+    let mut last = None;
+    for i in 0..kernels {
+        if i % 2 == 0 {
+            rec.launch(empty, one, &[]).map_err(GpuError::from)?;
+        } else {
+            last = Some(rec.launch(&store, one, &params).map_err(GpuError::from)?);
+        }
+    }
+    let mut seq = gpu.finish(rec)?;
+    let mut value = 0u64;
+    let mut measured = || -> Result<f64, GpuError<B::Error>> {
+        let t = Instant::now();
+        for _ in 0..REPLAYS {
+            value += 1;
+            if let Some(id) = last {
+                seq.set_arg_u64(id, 8, value)?;
+            }
+            gpu.replay(&mut seq)?;
+        }
+        let r = seq.last_replay();
+        gpu.wait_replay(&r)?;
+        Ok(t.elapsed().as_secs_f64() / f64::from(REPLAYS * kernels) * 1e6)
+    };
+    // One round unmeasured: the sequence's memory and the chain warm.
+    measured()?;
+    let us = median5(stop, &mut measured)?;
+    let stored = view(&flag)?.read_u64(0).map_err(GpuError::from)?;
+    if last.is_some() && stored != value {
+        return Err(BenchError::WrongData {
+            what: "the value the last replay's store_value wrote",
+            byte: 0,
+        });
+    }
+    gpu.free_sequence(seq)?;
+    gpu.free(flag);
+    gpu.unload(store)?;
+    Ok(us)
 }
 
 /// Fails with [`BenchError::Stopped`] when `stop` says so.
@@ -222,6 +300,8 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
         gpu.wait(v)?;
         Ok(t.elapsed().as_secs_f64() / f64::from(counts.batch) * 1e6)
     })?;
+    f.replay_us = replay_per_kernel(gpu, &empty, counts.batch, true, stop)?;
+    f.replay_unordered_us = replay_per_kernel(gpu, &empty, counts.batch, false, stop)?;
     gpu.unload(empty)?;
     let rerings =
         |gpu: &Gpu<B>| gpu.doorbell_rerings(Engine::Compute) + gpu.doorbell_rerings(Engine::Copy);
@@ -356,12 +436,14 @@ impl Figures {
     /// One JSON object, keys as `cuda_base --json` plus nvbare's extra figures.
     pub fn to_json(&self) -> String {
         format!(
-            "{{\"launch_roundtrip_us\":{:.3},\"launch_async_us\":{:.3},\"launch_batched_us\":{:.3},\
+            "{{\"launch_roundtrip_us\":{:.3},\"launch_async_us\":{:.3},\"launch_batched_us\":{:.3},\"replay_us\":{:.3},\"replay_unordered_us\":{:.3},\
              \"h2d_GBps\":{:.2},\"d2h_GBps\":{:.2},\"d2d_GBps\":{:.2},\"d2d_ce_GBps\":{:.2},\"d2d_sm_GBps\":{:.2},\"d2d_both_GBps\":{:.2},\
              \"alloc_free_2MiB_us\":{:.2},\"alloc_free_2MiB_pool_us\":{:.3},\"alloc_free_1GiB_us\":{:.2},\"doorbell_rerings\":{}}}",
             self.launch_roundtrip_us,
             self.launch_async_us,
             self.launch_batched_us,
+            self.replay_us,
+            self.replay_unordered_us,
             self.h2d_gbps,
             self.d2h_gbps,
             self.d2d_ce_gbps
@@ -402,6 +484,18 @@ impl Figures {
             row(
                 format!("empty kernel, {} in one submission, each", self.batch),
                 self.launch_batched_us,
+                3,
+                "us",
+            ),
+            row(
+                format!("{} kernels replayed, one arg patched, each", self.batch),
+                self.replay_us,
+                3,
+                "us",
+            ),
+            row(
+                "the same, unordered (no chain), each".into(),
+                self.replay_unordered_us,
                 3,
                 "us",
             ),
@@ -455,7 +549,7 @@ impl Figures {
             ),
         ];
         // Only the launch rows when nothing else was measured.
-        let measured = if self.copy_bytes == 0 { 3 } else { rows.len() };
+        let measured = if self.copy_bytes == 0 { 5 } else { rows.len() };
         rows[..measured].join("\n")
     }
 }

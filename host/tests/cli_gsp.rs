@@ -224,6 +224,8 @@ fn bench_quick_on_the_simulator() {
     r.succeeded();
     r.line_with(&["empty kernel launch + completion round trip", "us"]);
     r.line_with(&["empty kernel, 100 in one submission, each", "us"]);
+    r.line_with(&["100 kernels replayed, one arg patched, each", "us"]);
+    r.line_with(&["the same, unordered (no chain), each", "us"]);
     assert!(
         !r.stdout.contains("GB/s"),
         "launch figures only:\n{}",
@@ -247,6 +249,8 @@ fn bench_quick_on_the_simulator() {
     let v: serde_json::Value =
         serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()));
     assert!(v["launch_roundtrip_us"].as_f64().unwrap() > 0.0, "{v}");
+    // The recorded sequence replays on sm_120 too (its store_value's value checked).
+    assert!(v["replay_us"].as_f64().unwrap() > 0.0, "{v}");
     // The copy kernels are built for sm_90: GB202 is told so, by code.
     let r = run(nvbare(
         Some(&fw),

@@ -84,6 +84,7 @@ fn end_to_end(chip: SimChip) {
     scenarios::vector_add(&mut gpu, 1 << 20);
     let times = scenarios::pipelined_vector_add(&mut gpu, 1 << 16);
     eprintln!("copy in, kernel, copy out on the GPU: {times:?}");
+    scenarios::recorded_sequence(&mut gpu, 1 << 12);
     let objects = gpu.backend().live_objects();
     assert!(objects > 10, "{objects} RM objects");
     close_clean(gpu, &g);

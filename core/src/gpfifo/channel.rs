@@ -217,6 +217,55 @@ impl Channel {
         })
     }
 
+    /// The sequence number the next submission carries (what a resident segment's progress
+    /// release must write: see [`Self::submit_resident`]).
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Writes a GPFIFO entry for `words` words already in GPU memory at `va` (a recorded
+    /// sequence's segment), publishes GPPut and rings the doorbell, with nothing copied into
+    /// the channel's pushbuffer. The segment must end with a host release
+    /// ([`HostRelease::ON_FETCH`]) of [`Self::next_seq`] to [`Self::progress`], as every
+    /// submission's does, and its memory must stay unchanged until the progress semaphore
+    /// passes that value. Waits up to `timeout_ns` for a free GPFIFO slot.
+    pub fn submit_resident(
+        &mut self,
+        usermode: &impl Bar0,
+        clock: &impl Clock,
+        timeout_ns: u64,
+        va: u64,
+        words: u32,
+    ) -> Result<SubmitTicket, GpFifoError> {
+        let entry = GpEntry::new(va, words);
+        entry.encode()?;
+        if !self.fifo.has_known_slots(1) {
+            // TIMEOUT: the caller's, as for `submit`'s free slot.
+            let wait = Wait::spin("a free GPFIFO slot", timeout_ns);
+            let r = try_poll_until(clock, wait, || {
+                self.reclaim();
+                Ok(self.fifo.has_slots(1)?.then_some(()))
+            });
+            match r {
+                Ok(()) => {}
+                Err(PollError::TimedOut(_)) => {
+                    return Err(GpFifoError::Timeout(self.fifo.state()));
+                }
+                Err(PollError::Failed(e)) => return Err(e),
+            }
+        }
+        let seq = self.next_seq;
+        let slot = self.fifo.push_entry(entry)?;
+        self.fifo.kick(usermode)?;
+        self.next_seq += 1;
+        Ok(SubmitTicket {
+            seq,
+            slot,
+            va,
+            words,
+        })
+    }
+
     /// Waits until the front end consumed submission `seq` (the progress semaphore reached it).
     pub fn wait_consumed(
         &self,

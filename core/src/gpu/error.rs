@@ -113,6 +113,9 @@ pub enum GpuError<E: core::error::Error + 'static> {
     /// The sub-allocator could not place a request.
     #[error("sub-allocator: {0}")]
     Pool(#[from] nvbare_mmu::MmuError),
+    /// A recording, a patch or a replay of a recorded sequence was refused.
+    #[error("recorded sequence: {0}")]
+    Sequence(#[from] super::SequenceError),
     /// A buffer the GPU layer must write has no CPU view.
     #[error("buffer at {0:#x} has no CPU view; allocate it with CPU access")]
     NoCpuView(u64),
@@ -155,6 +158,7 @@ impl<E: core::error::Error + 'static> GpuError<E> {
             Self::PoolRequest { size, max } => GpuError::PoolRequest { size, max },
             Self::Pool(e) => GpuError::Pool(e),
             Self::NoCpuView(va) => GpuError::NoCpuView(va),
+            Self::Sequence(e) => GpuError::Sequence(e),
         }
     }
 

@@ -63,6 +63,16 @@ impl<M> Kernel<M> {
         ))
     }
 
+    /// The kernel's module image (where its sections were laid out).
+    pub(super) fn image(&self) -> &ModuleImage {
+        &self.image
+    }
+
+    /// Bytes of constant bank 0 a launch slot gives the kernel (a multiple of 256).
+    pub(super) fn cbuf0_len(&self) -> u64 {
+        self.cbuf0_len
+    }
+
     /// The kernel's code memory, for [`Gpu::unload`].
     pub(super) fn into_code(self) -> Buffer<M> {
         self.code
@@ -96,11 +106,19 @@ pub struct LaunchTuning {
     /// per-CTA `CWD_MEMBAR_TYPE` already makes the grid's writes visible (see
     /// `Qmd::set_release`).
     pub release_membar: bool,
+    /// `CWD_MEMBAR_TYPE` of a recorded sequence's grids that have a next grid chained to them
+    /// (`None`: [`Self::membar`], the default); the last grid of a chain always has `membar`.
+    /// A measuring knob: 3 (GPU membar) makes a grid's stores visible to the next grid but
+    /// proves nothing for the host.
+    pub chain_membar: Option<u64>,
 }
 
-/// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1` or `relmembar=0|1`.
+/// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1`, `relmembar=0|1` or
+/// `chainmembar=N`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1 or relmembar=0|1")]
+#[error(
+    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1 or chainmembar=N"
+)]
 pub struct BadTuning<'a>(pub &'a str);
 
 impl LaunchTuning {
@@ -110,10 +128,11 @@ impl LaunchTuning {
         invalidate: true,
         mirror: true,
         release_membar: false,
+        chain_membar: None,
     };
 
     /// The defaults with `spec`'s overrides applied (`membar=N,inval=0|1,mirror=0|1,
-    /// relmembar=0|1`; a key alone means `=1`).
+    /// relmembar=0|1,chainmembar=N`; a key alone means `=1`).
     pub fn parse(spec: &str) -> Result<Self, BadTuning<'_>> {
         let mut t = Self::DEFAULT;
         for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
@@ -124,6 +143,7 @@ impl LaunchTuning {
                 "inval" => t.invalidate = n != 0,
                 "mirror" => t.mirror = n != 0,
                 "relmembar" => t.release_membar = n != 0,
+                "chainmembar" => t.chain_membar = Some(n),
                 _ => return Err(BadTuning(kv)),
             }
         }
@@ -522,6 +542,10 @@ mod tests {
         assert_eq!(
             (t.membar, t.invalidate, t.mirror, t.release_membar),
             (3, false, false, true)
+        );
+        assert_eq!(
+            LaunchTuning::parse("chainmembar=3").map(|t| (t.membar, t.chain_membar)),
+            Ok((1, Some(3)))
         );
         assert_eq!(LaunchTuning::parse("chain=1"), Err(BadTuning("chain=1")));
         assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));

@@ -1,8 +1,8 @@
 //! The GPU layer, the same over every backend: [`Gpu<B>`] builds the RM object tree through
-//! its [`Backend`], wraps the channels in the submission code (one [`Queue`] per engine,
+//! its [`Backend`], wraps the channels in the submission code (one `Queue` per engine,
 //! each with a timeline in host memory), and offers what a user calls: allocate, copy, load a
-//! kernel, launch, wait. Waits report what faulted ([`FaultReport`]), not just that time ran
-//! out.
+//! kernel, launch, wait, and record work once to replay it many times ([`Recording`],
+//! [`Sequence`]). Waits report what faulted ([`FaultReport`](crate::rm::FaultReport)), not just that time ran out.
 //!
 //! Dispatch is static: `Gpu<Nvk>` and `Gpu<GspRm<P>>` are separate monomorphised types, so
 //! the launch path makes no dynamic call and allocates nothing.
@@ -12,6 +12,8 @@ mod error;
 mod launch;
 mod pool;
 mod queue;
+mod record;
+mod replay;
 mod timing;
 mod wait;
 
@@ -39,6 +41,8 @@ pub use launch::LaunchProfile;
 pub use launch::{Kernel, LaunchTuning};
 pub use pool::{CHUNK as POOL_CHUNK, GRANULE as POOL_GRANULE, MAX_POOLED, PoolBuffer};
 pub use queue::Fence;
+pub use record::{Event, OpId, Recording, SequenceError};
+pub use replay::{Replayed, Sequence};
 pub use timing::{GpuTimes, STAMP_PAIRS, Timed};
 pub use wait::WaitEnd;
 
@@ -116,8 +120,13 @@ struct Built<B: Backend> {
     stamps: SharedMem,
 }
 
+/// Numbers [`Gpu`]s, so a sequence finished on one is refused by another.
+static NEXT_GPU: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
 /// A GPU ready for work, reached through `B`.
 pub struct Gpu<B: Backend> {
+    /// This GPU's number (from `NEXT_GPU`).
+    id: u64,
     backend: B,
     config: GpuConfig,
     objects: DeviceObjects,
@@ -189,6 +198,7 @@ impl<B: Backend> Gpu<B> {
             }
         };
         let mut gpu = Self {
+            id: NEXT_GPU.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
             backend,
             config,
             objects: built.objects,

@@ -77,6 +77,23 @@ impl Queue {
         Ok(())
     }
 
+    /// Submits the resident segment of `words` words at `va` (which ends with this channel's
+    /// progress release and the timeline's release of `value`); `value` becomes the submitted
+    /// one.
+    pub(crate) fn submit_resident(
+        &mut self,
+        usermode: &impl Bar0,
+        clock: &impl Clock,
+        timeout_ns: u64,
+        (va, words): (u64, u32),
+        value: u64,
+    ) -> Result<(), crate::gpfifo::GpFifoError> {
+        self.channel
+            .submit_resident(usermode, clock, timeout_ns, va, words)?;
+        self.submitted = value;
+        Ok(())
+    }
+
     /// Whether the timeline has reached `value` (one read of the semaphore, unless a wait
     /// already saw it).
     pub(crate) fn reached(&mut self, value: u64) -> bool {

@@ -40,7 +40,7 @@ impl<B: Backend> Gpu<B> {
     }
 
     /// [`Self::wait_for`] that also asks `stop` between slices (every
-    /// [`GpuConfig::fault_poll_ns`], on either engine) and gives up when it says so: a user's
+    /// [`GpuConfig::fault_poll_ns`](super::GpuConfig::fault_poll_ns), on either engine) and gives up when it says so: a user's
     /// Ctrl-C. A stopped wait leaves the work running; the caller tears down (or waits again).
     pub fn wait_unless(
         &mut self,

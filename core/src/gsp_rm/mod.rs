@@ -10,8 +10,8 @@
 //! - Channels ([`channel`]): instance block, RAMFC, USERD and method buffer described
 //!   physically in the allocation parameters; work-submit tokens with the runlist (bit 30
 //!   on GB20x); the usermode doorbell at BAR0 0xbb0000 + 0x90.
-//! - The golden context and each compute channel's context promotion ([`golden`]).
-//! - Events ([`events`]): MMU faults and robust-channel errors from the status queue as
+//! - The golden context and each compute channel's context promotion (`golden`).
+//! - Events (`events`): MMU faults and robust-channel errors from the status queue as
 //!   typed [`FaultReport`]s.
 //!
 //! [`GspRm::open`] boots GSP-RM and builds the GPU layer over it; [`GspRm::close`] frees

@@ -1,6 +1,6 @@
 //! Fault reports: what the SMs and the MMU recorded when a channel stopped, as a typed value
 //! both backends produce (read through the debugger object `GT200_DEBUGGER` over
-//! [`RmApi`](super::RmApi); the VFIO path adds what the GSP status queue reports).
+//! [`RmApi`]; the VFIO path adds what the GSP status queue reports).
 
 use alloc::vec::Vec;
 use core::fmt;

@@ -71,7 +71,7 @@ error_codes! {
     LAUNCH "NVB-E012" "the launch does not fit the kernel or the GPU"
         "Use a grid, block and --shared within the limits the message names.";
     TUNE "NVB-E013" "--tune (NVBARE_TUNE) is not understood"
-        "Give membar=N,inval=0|1,mirror=0|1,relmembar=0|1, or unset NVBARE_TUNE.";
+        "Give membar=N,inval=0|1,mirror=0|1,relmembar=0|1,chainmembar=N, or unset NVBARE_TUNE.";
     DEVICE "NVB-E014" "--device is not what the backend takes"
         "With --backend nvk give a GPU index (0, 1, ...); nvidia-smi lists them in this order.";
     INTERRUPTED "NVB-E015" "interrupted (Ctrl-C)"
@@ -348,7 +348,9 @@ fn gpu_code<E: std::error::Error + 'static>(
         GpuError::Fault { report, .. } => fault_code(report),
         GpuError::Cubin(e) => cubin_code(e),
         GpuError::WrongSm { .. } => WRONG_SM,
-        GpuError::Launch { .. } => LAUNCH,
+        // A recorded sequence's launches or patches refused: what a launch's refusal is (no
+        // command records sequences; the code serves programs that map errors the CLI's way).
+        GpuError::Launch { .. } | GpuError::Sequence(_) => LAUNCH,
         GpuError::Qmd(_) => QMD,
         GpuError::Push(_) => METHODS,
         GpuError::Memory(_) => CPU_ACCESS,

@@ -80,7 +80,7 @@ pub enum CliError {
     },
     /// `--tune` / `NVBARE_TUNE` names an unknown override.
     #[error(
-        "--tune {spec:?}: not membar=N, inval=0|1, mirror=0|1 or relmembar=0|1 \
+        "--tune {spec:?}: not membar=N, inval=0|1, mirror=0|1, relmembar=0|1 or chainmembar=N \
          (NVBARE_TUNE, when set, gives --tune's default)"
     )]
     Tune {

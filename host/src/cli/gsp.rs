@@ -2,7 +2,7 @@
 //! tearing it down: the `vfio`, `sim` and `remote` arms of [`super::gpu::with_gpu`].
 //!
 //! Each arm makes its platform ([`Vfio`], [`SimPlatform`] over a [`SimGpu`] in this process,
-//! [`Remote`]); [`run_over`] then does the same on any of them: identify the chip, load its
+//! [`Remote`]); `run_over` then does the same on any of them: identify the chip, load its
 //! firmware (fetching it when the cache lacks it), boot GSP-RM and open the GPU layer
 //! ([`GspRm::open`]), run the task, and close ([`GspRm::close`]: RM objects freed,
 //! `UNLOADING_GUEST_DRIVER`, the RISC-V core halted, DMA memory freed) whether the task

@@ -1,5 +1,5 @@
 //! A buffer's contents on their way in and out: [`Init`] makes a buffer's initial bytes a
-//! chunk at a time, [`upload`] and [`download`] move them 16 MiB at a time, directly through
+//! chunk at a time, `upload` and `download` move them 16 MiB at a time, directly through
 //! the CPU view of host memory or through one host staging buffer and the copy engine for
 //! video memory (which has no CPU view here), with Ctrl-C checked between chunks.
 

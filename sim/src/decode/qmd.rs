@@ -44,7 +44,7 @@ pub struct Table {
     pub major: u32,
     /// Bytes.
     pub size: usize,
-    /// Named plain fields, in the order [`Table::field`] indexes them.
+    /// Named plain fields, in the order `Table::field` indexes them.
     pub fields: &'static [Bits],
     /// CONSTANT_BUFFER_{VALID, ADDR_LOWER, ADDR_UPPER, SIZE_SHIFTED4} families.
     pub cbuf: [Bits; 4],

@@ -1,4 +1,4 @@
-//! The simulated GPU's blocks, one [`Unit`](crate::device::Unit) each.
+//! The simulated GPU's blocks, one [`Unit`] each.
 //!
 //! - [`identity`]: chip identity (`PMC_BOOT_0/42`), VRAM size, WPR2, the GPU timer, PRAMIN.
 //! - [`mmu`]: translation through the driver's page tables, the TLB, MMU faults.

@@ -299,3 +299,112 @@ pub fn pipelined_vector_add<P: Platform>(gpu: &mut GspGpu<P>, n: u32) -> [GpuTim
     gpu.unload(k).expect("unload");
     times
 }
+
+/// A recorded sequence with real kernels, in order: two inputs copied in from host memory,
+/// `vector_add` (c = a + b), `store_value` (a flag), `vector_add` again (d = c + c), d and the
+/// flag copied out; replayed, then patched (new input addresses, a new flag value, half the
+/// elements with half the grid) and replayed again. Each result is checked element by element.
+pub fn recorded_sequence<P: Platform>(gpu: &mut GspGpu<P>, n: u32) {
+    use nvbare_core::gpu::Recording;
+    let cubin = kernels_for(gpu.sm()).expect("committed kernels for this SM");
+    let add = gpu.load(cubin, "vector_add").expect("load vector_add");
+    let store = gpu.load(cubin, "store_value").expect("load store_value");
+    let bytes = u64::from(n) * 4;
+    // Host: a, b, a2, b2, d, flag. VRAM: a, b, c, d, flag.
+    let host = gpu
+        .alloc(bytes * 5 + 64, Placement::Host, true)
+        .expect("host");
+    let vram = gpu
+        .alloc(bytes * 4 + 64, Placement::Vram, false)
+        .expect("VRAM");
+    let (h, v) = (host.gpu_va(), vram.gpu_va());
+    let hv = host.view().unwrap();
+    let floats =
+        |f: &dyn Fn(u32) -> f32| -> Vec<u8> { (0..n).flat_map(|i| f(i).to_le_bytes()).collect() };
+    hv.write(0, &floats(&|i| i as f32)).unwrap();
+    hv.write(bytes as usize, &floats(&|i| 0.5 * i as f32))
+        .unwrap();
+    hv.write(2 * bytes as usize, &floats(&|i| 3.0 * i as f32))
+        .unwrap();
+    hv.write(3 * bytes as usize, &floats(&|i| 1.0 + i as f32))
+        .unwrap();
+    let add_params = |a: u64, b: u64, c: u64, n: u32| {
+        let mut p = Vec::new();
+        for va in [a, b, c] {
+            p.extend_from_slice(&va.to_le_bytes());
+        }
+        p.extend_from_slice(&n.to_le_bytes());
+        p.resize(add.info.param_size as usize, 0);
+        p
+    };
+    let shape = |n: u32| LaunchConfig {
+        grid: [n.div_ceil(256), 1, 1],
+        block: [256, 1, 1],
+        dynamic_shared: 0,
+    };
+    let mut rec = Recording::new();
+    let in_a = rec.copy(v, h, bytes).expect("copy a");
+    let in_b = rec.copy(v + bytes, h + bytes, bytes).expect("copy b");
+    rec.launch(&add, shape(n), &add_params(v, v + bytes, v + 2 * bytes, n))
+        .expect("record add");
+    let mut flag = (v + 4 * bytes).to_le_bytes().to_vec();
+    flag.extend_from_slice(&0x1111u64.to_le_bytes());
+    flag.resize(store.info.param_size as usize, 0);
+    let st = rec.launch(&store, shape(1), &flag).expect("record store");
+    let add2 = rec
+        .launch(
+            &add,
+            shape(n),
+            &add_params(v + 2 * bytes, v + 2 * bytes, v + 3 * bytes, n),
+        )
+        .expect("record add 2");
+    rec.copy(h + 4 * bytes, v + 3 * bytes, bytes + 64)
+        .expect("copy out");
+    let mut seq = gpu.finish(rec).expect("finish");
+
+    let check =
+        |hv: &nvbare_core::gpu::BufferView<'_>, m: u32, f: &dyn Fn(u32) -> f32, flag: u64| {
+            let mut out = vec![0u8; bytes as usize + 8];
+            hv.read(4 * bytes as usize, &mut out).unwrap();
+            for (i, c) in out[..bytes as usize]
+                .chunks_exact(4)
+                .enumerate()
+                .take(m as usize)
+            {
+                let got = f32::from_le_bytes(c.try_into().unwrap());
+                assert_eq!(got, f(i as u32), "d[{i}]");
+            }
+            let got = u64::from_le_bytes(out[bytes as usize..].try_into().unwrap());
+            assert_eq!(got, flag, "the flag store_value wrote");
+        };
+    let r = gpu.replay(&mut seq).expect("replay");
+    gpu.wait_replay(&r).expect("replay finishes");
+    check(&hv, n, &|i| 3.0 * i as f32, 0x1111);
+
+    // New input addresses, a new flag, half the elements over half the grid.
+    seq.set_copy(in_a, v, h + 2 * bytes, bytes).unwrap();
+    seq.set_copy(in_b, v + bytes, h + 3 * bytes, bytes).unwrap();
+    seq.set_arg_u64(st, 8, 0x2222).unwrap();
+    seq.set_arg_u32(add2, 24, n / 2).unwrap();
+    seq.set_dims(add2, shape(n / 2).grid, [256, 1, 1]).unwrap();
+    let r = gpu.replay(&mut seq).expect("replay 2");
+    gpu.wait_replay(&r).expect("replay 2 finishes");
+    check(
+        &hv,
+        n,
+        &|i| {
+            if i < n / 2 {
+                2.0 * (3.0 * i as f32 + 1.0 + i as f32)
+            } else {
+                // Past n/2 the second grid wrote nothing: d kept the first replay's values.
+                3.0 * i as f32
+            }
+        },
+        0x2222,
+    );
+    gpu.free_sequence(seq).expect("free the sequence");
+    gpu.free(host);
+    gpu.free(vram);
+    gpu.unload(add).expect("unload");
+    gpu.unload(store).expect("unload");
+}

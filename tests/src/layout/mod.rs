@@ -81,7 +81,7 @@ pub fn all_stub_headers() -> Vec<StubHeader> {
     stubs
 }
 
-/// The size of the value a function returns; used by [`layout!`] with a never-called
+/// The size of the value a function returns; used by [`layout!`](crate::layout!) with a never-called
 /// closure that moves a field out of the struct by value, so it works for packed structs
 /// too (no reference to a field is ever formed).
 pub const fn size_of_return<T, F>(_field: fn(T) -> F) -> usize {

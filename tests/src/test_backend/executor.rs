@@ -46,6 +46,9 @@ pub struct Launch {
     pub qmd_va: u64,
     /// The decoded QMD.
     pub qmd: QmdInfo,
+    /// Constant bank 0 as the grid read it when it was scheduled (empty when bank 0 is not
+    /// valid or not mapped).
+    pub cbuf0: Vec<u8>,
 }
 
 /// A channel the executor knows: ring, USERD, token, its own decoder state.
@@ -320,13 +323,37 @@ impl FakeGpu {
                 let class = self.compute_class.ok_or("launch before a compute object")?;
                 let major = major_for_class(class).ok_or("no QMD version for the class")?;
                 let size = table(major).ok_or("no QMD table")?.size;
-                let mut q = vec![0u8; size];
-                self.read(qmd_va, &mut q)?;
-                let qmd = decode_qmd(&q, major).map_err(|e| format!("QMD: {e:?}"))?;
-                for r in &qmd.releases {
-                    self.release(r.va, r.payload, r.payload64, false)?;
+                // A chained QMD (DEPENDENT_QMD0_*) runs when the one before it completes, as
+                // the simulator's compute unit runs it (sim/src/units/compute/mod.rs).
+                let mut va = qmd_va;
+                for _ in 0..4096 {
+                    let mut q = vec![0u8; size];
+                    self.read(va, &mut q)?;
+                    let qmd = decode_qmd(&q, major).map_err(|e| format!("QMD: {e:?}"))?;
+                    for r in &qmd.releases {
+                        self.release(r.va, r.payload, r.payload64, false)?;
+                    }
+                    let next = qmd.dependent;
+                    let cbuf0 = qmd
+                        .cbufs
+                        .iter()
+                        .find(|c| c.index == 0)
+                        .and_then(|c| {
+                            let mut b = vec![0u8; c.size as usize];
+                            self.read(c.va, &mut b).ok().map(|()| b)
+                        })
+                        .unwrap_or_default();
+                    self.launches.push(Launch {
+                        qmd_va: va,
+                        qmd,
+                        cbuf0,
+                    });
+                    match next {
+                        Some(n) => va = n,
+                        None => return Ok(true),
+                    }
                 }
-                self.launches.push(Launch { qmd_va, qmd });
+                return Err("more than 4096 chained QMDs".into());
             }
             _ => {}
         }

@@ -28,7 +28,7 @@ use nvbare_gsp::rm::ctrl::debugger::{MmuFaultInfoEntry, ReadMmuFaultInfoParams};
 use nvbare_gsp::rm::ctrl::root::{ClassListV2ParamsV570, ClassListV2ParamsV580};
 use zerocopy::{FromBytes, IntoBytes};
 
-pub use executor::FakeGpu;
+pub use executor::{FakeGpu, Launch};
 
 /// One recorded RM call.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -90,7 +90,7 @@ pub fn recognise(code: &[u8], sm: &str) -> Option<&'static Known> {
 }
 
 /// The code at `va`, up to and including its branch-to-self; `None` if there is none in the
-/// first [`MAX_CODE`] bytes. Reads stop at the page that holds the end, so code that ends
+/// first `MAX_CODE` bytes. Reads stop at the page that holds the end, so code that ends
 /// just before an unmapped page reads no further (the program itself must be mapped).
 pub fn read_code(cx: &mut Cx, who: &Requester, va: u64) -> Result<Option<Vec<u8>>, MemError> {
     let mut code = Vec::new();

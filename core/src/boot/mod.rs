@@ -49,10 +49,8 @@ pub use report::{BootReport, StageTime};
 pub use static_info::{GrInfo, StaticInfo};
 pub use teardown::TeardownReport;
 
-use crate::chip::Chip;
-use crate::gsp_rpc::{
-    DEFAULT_REPLY_TIMEOUT_NS, DiagnosticsSource, GspDiagnostics, GspRpc, LoggingSections, Rpc,
-};
+use crate::chip::{BootPath, Chip};
+use crate::gsp_rpc::{DEFAULT_REPLY_TIMEOUT_NS, GspDiagnostics, GspRpc, LoggingSections, Rpc};
 use crate::hal::Platform;
 use hal::ChipHal;
 use memory::BootMemory;
@@ -197,13 +195,13 @@ impl<P: Platform> core::fmt::Debug for Gsp<P> {
 }
 
 /// The parts a successful boot hands to [`Gsp`].
-struct Booted {
-    hal: ChipHal,
-    wpr2: (u64, u64),
-    info: StaticInfo,
-    layout: FbLayout,
-    reserved_top: u64,
-    reset: bool,
+pub(crate) struct Booted {
+    pub(crate) hal: ChipHal,
+    pub(crate) wpr2: (u64, u64),
+    pub(crate) info: StaticInfo,
+    pub(crate) layout: FbLayout,
+    pub(crate) reserved_top: u64,
+    pub(crate) reset: bool,
 }
 
 /// Boots GSP-RM on `platform` with `firmware`. On failure the platform comes back with
@@ -291,72 +289,12 @@ fn run<P: Platform>(
     memory: &mut BootMemory,
     rpc_slot: &mut Option<GspRpc>,
 ) -> Result<Booted, BootErrorKind> {
-    let t = &opts.timeouts;
     tl.begin(p.clock(), Stage::Identify);
-    let hal = identify::identify(&*p, tl, t)?;
-    let fsp_boot_ns = t.fsp_boot_ns.unwrap_or(hal.fsp.boot_timeout_ns());
-
-    tl.begin(p.clock(), Stage::Reset);
-    let reset = identify::reset_if_wpr2_up(p, &hal, tl, t)?;
-
-    tl.begin(p.clock(), Stage::Layout);
-    let layout = FbLayout::read(&*p, &hal)?;
-
-    tl.begin(p.clock(), Stage::FirmwareParse);
-    let images = BootImages::parse(fw, &hal, opts.firmware_check)?;
-    let (elf, boot) = (
-        images.gsp.image.len() as u64,
-        images.bootloader.image.len() as u64,
-    );
-    layout.check_fits(elf, boot)?;
-
-    tl.begin(p.clock(), Stage::Structures);
-    sysmem_flush::program(p, memory, hal.chip.arch())?;
-    let built = structures::build(p, memory, &images, &layout)?;
-    let addresses = built.addresses;
-    let diagnostics = DiagnosticsSource::new(built.logs, opts.logging.clone());
-    let rpc = rpc_slot.insert(GspRpc::new(built.queues, diagnostics));
-    rpc.set_reply_timeout_ns(t.rpc_reply_ns);
-    gsp_init::queue_init_rpcs(&*p, rpc, &opts.registry)?;
-
-    tl.begin(p.clock(), Stage::Fsp);
-    fsp::wait_ready(&*p, &hal, tl, fsp_boot_ns)?;
-    fsp::chain_of_trust(
-        &*p,
-        &hal,
-        &images,
-        addresses.fmc_image,
-        addresses.fmc_boot_params,
-        tl,
-        t,
-    )?;
-
-    tl.begin(p.clock(), Stage::Lockdown);
-    fsp::wait_released(
-        &*p,
-        addresses.fmc_boot_params,
-        images.bootloader.desc.app_version,
-        tl,
-        t,
-    )?;
-
-    tl.begin(p.clock(), Stage::GspInit);
-    gsp_init::wait_init_done(&*p, rpc, tl, t)?;
-
-    tl.begin(p.clock(), Stage::StaticInfo);
-    let before = rpc.waited_ns();
-    let info = static_info::query(&mut rpc.on(&*p));
-    tl.add_waited(rpc.waited_ns() - before);
-    let info = info?;
-    tl.end(p.clock());
-    Ok(Booted {
-        hal,
-        wpr2: identify::wpr2_bounds(&*p),
-        info,
-        layout,
-        reserved_top: layout.reserved_top(elf, boot),
-        reset,
-    })
+    let hal = identify::identify(&*p, tl, &opts.timeouts)?;
+    match hal.chip.arch().boot_path() {
+        BootPath::FspChainOfTrust => fsp::run(p, hal, fw, opts, tl, memory, rpc_slot),
+        BootPath::Sec2Booter => Err(BootErrorKind::BootPathNotImplemented { chip: hal.chip }),
+    }
 }
 
 impl<P: Platform> Gsp<P> {

@@ -23,7 +23,7 @@
 
 use super::Timeouts;
 use super::error::BootErrorKind;
-use super::hal::{self, ChipHal};
+use super::hal::{self, BootHal, ChipHal};
 use super::report::Timeline;
 use crate::chip::{Arch, Chip};
 use crate::hal::{Platform, PlatformError, PollError, Wait};
@@ -236,7 +236,7 @@ pub fn identify(
     p: &impl Platform,
     tl: &mut Timeline,
     t: &Timeouts,
-) -> Result<ChipHal, BootErrorKind> {
+) -> Result<BootHal, BootErrorKind> {
     let (_, device_id) = pci_ids(p)?;
     enable_memory(p)?;
     let by_id = Chip::from_pci_device_id(device_id);
@@ -264,7 +264,7 @@ pub fn identify(
         // A device id outside the known blocks: the readiness waits come now, by BOOT_42.
         None => wait_ready(p, chip.arch(), tl, t)?,
     }
-    hal::for_chip(chip).ok_or(BootErrorKind::BootPathNotImplemented { chip })
+    Ok(hal::for_chip(chip))
 }
 
 /// WPR2's registers: `(ADDR_LO, ADDR_HI)`.

@@ -49,10 +49,10 @@ pub use report::{BootReport, StageTime};
 pub use static_info::{GrInfo, StaticInfo};
 pub use teardown::TeardownReport;
 
-use crate::chip::{BootPath, Chip};
+use crate::chip::Chip;
 use crate::gsp_rpc::{DEFAULT_REPLY_TIMEOUT_NS, GspDiagnostics, GspRpc, LoggingSections, Rpc};
 use crate::hal::Platform;
-use hal::ChipHal;
+use hal::{BootHal, ChipHal};
 use memory::BootMemory;
 use report::Timeline;
 
@@ -291,9 +291,9 @@ fn run<P: Platform>(
 ) -> Result<Booted, BootErrorKind> {
     tl.begin(p.clock(), Stage::Identify);
     let hal = identify::identify(&*p, tl, &opts.timeouts)?;
-    match hal.chip.arch().boot_path() {
-        BootPath::FspChainOfTrust => fsp::run(p, hal, fw, opts, tl, memory, rpc_slot),
-        BootPath::Sec2Booter => Err(BootErrorKind::BootPathNotImplemented { chip: hal.chip }),
+    match hal {
+        BootHal::Fsp(hal) => fsp::run(p, hal, fw, opts, tl, memory, rpc_slot),
+        BootHal::Booter(hal) => Err(BootErrorKind::BootPathNotImplemented { chip: hal.chip }),
     }
 }
 

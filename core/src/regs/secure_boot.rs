@@ -55,6 +55,17 @@ register! {
         read_protection_level0 / with_read_protection_level0: bool = 0:0,
             hwref("READ_PROTECTION_LEVEL0");
     }
+
+    /// `NV_PGC6_BSI_SECURE_SCRATCH_14`: boot-stage handoffs; SEC2 sets stage 3 when it has
+    /// reloaded GSP-RM (`_kgspIsReloadCompleted`, the sequencer's `CORE_RESUME`).
+    pub struct BsiSecureScratch14 @ [0x0011_80f8]
+        hwref("NV_PGC6_BSI_SECURE_SCRATCH_14"; absent [GA100, AD102],
+              only Arch::Turing | Arch::Ampere | Arch::Ada)
+    {
+        /// `_BOOT_STAGE_3_HANDOFF`: 1 = done.
+        boot_stage_3_handoff / with_boot_stage_3_handoff: bool = 26:26,
+            hwref("BOOT_STAGE_3_HANDOFF");
+    }
 }
 
 /// `NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E`: the scratch word holding FWSEC-FRTS's error code.

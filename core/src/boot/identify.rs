@@ -23,7 +23,7 @@
 
 use super::Timeouts;
 use super::error::BootErrorKind;
-use super::hal::{self, BootHal, ChipHal};
+use super::hal::{self, BootHal};
 use super::report::Timeline;
 use crate::chip::{Arch, Chip};
 use crate::hal::{Platform, PlatformError, PollError, Wait};
@@ -290,7 +290,7 @@ pub fn wpr2_up(p: &impl Platform) -> bool {
 /// (nothing of an earlier boot runs any more). Returns whether a reset was made.
 pub fn reset_if_wpr2_up<P: Platform>(
     p: &mut P,
-    hal: &ChipHal,
+    arch: Arch,
     tl: &mut Timeline,
     t: &Timeouts,
 ) -> Result<bool, BootErrorKind> {
@@ -306,7 +306,7 @@ pub fn reset_if_wpr2_up<P: Platform>(
         wpr2_hi: hi,
         source,
     })?;
-    wait_after_reset(&*p, hal.chip.arch(), tl, t)?;
+    wait_after_reset(&*p, arch, tl, t)?;
     let (lo, hi) = wpr2(p);
     if wpr2_up(p) {
         return Err(BootErrorKind::Wpr2StillUp {

@@ -1,5 +1,6 @@
-//! nvbare boots GSP-RM 570.144 itself on Hopper and Blackwell (the FSP chain-of-trust path),
-//! over nothing but [`Platform`].
+//! nvbare boots GSP-RM 570.144 itself, over nothing but [`Platform`]: on Hopper and
+//! Blackwell through the FSP chain of trust ([`fsp`]), on Turing, Ampere and Ada through the
+//! VBIOS's FWSEC and the SEC2 booter ([`booter`]); the stages they share live here.
 //!
 //! [`boot`] runs the stages of [`Stage::BOOT`] and returns a booted [`Gsp`] (the RPC
 //! channel, what GSP-RM reported, the boot report) or a [`BootFailure`] giving the platform
@@ -14,13 +15,16 @@
 //! | layout | [`layout`] | `kgspCalculateFbLayout_GH100`, `gsp_fw_heap.h` |
 //! | firmware parse | [`firmware`] | `kfspSetupGspImages`, `_kgspPrepareGspRmBinaryImage` |
 //! | structures | [`sysmem_flush`], [`structures`], [`gsp_init`] | `kmemsysInitFlushSysmemBuffer_GA100`, `kgspInitRm_IMPL` up to `kgspQueueAsyncInitRpcs` |
-//! | FSP, lockdown | [`fsp`] | `kfspSendBootCommands_GH100`, `kgspBootstrap_GH100` |
+//! | FSP, lockdown (FSP path) | [`fsp`] | `kfspSendBootCommands_GH100`, `kgspBootstrap_GH100` |
 //! | GSP init | [`gsp_init`] | `GspStatusQueueInit`, `kgspWaitForRmInitDone` |
 //! | static info | [`static_info`] | `NV_RM_RPC_GET_GSP_STATIC_INFO`, kgr static info |
+//!
+//! | FWSEC-FRTS, SEC2 booter, sequencer (booter path) | [`booter`] | `kgspBootstrap_TU102` |
 //!
 //! Per-chip behaviour is in [`hal`]. Every wait is bounded ([`Timeouts`]) and counted in
 //! the [`BootReport`], whose host-side time per stage excludes it.
 
+pub mod booter;
 pub mod error;
 pub mod firmware;
 pub mod fsp;
@@ -52,7 +56,7 @@ pub use teardown::TeardownReport;
 use crate::chip::Chip;
 use crate::gsp_rpc::{DEFAULT_REPLY_TIMEOUT_NS, GspDiagnostics, GspRpc, LoggingSections, Rpc};
 use crate::hal::Platform;
-use hal::{BootHal, ChipHal};
+use hal::BootHal;
 use memory::BootMemory;
 use report::Timeline;
 
@@ -168,7 +172,7 @@ impl<P> From<Box<BootFailure<P>>> for BootError {
 pub struct Gsp<P: Platform> {
     /// `Some` until [`Gsp::shutdown`] or drop take it.
     live: Option<Live<P>>,
-    hal: ChipHal,
+    chip: Chip,
     info: StaticInfo,
     layout: FbLayout,
     reserved_top: u64,
@@ -183,12 +187,14 @@ struct Live<P> {
     platform: P,
     rpc: GspRpc,
     memory: BootMemory,
+    /// The booter path's teardown needs (FWSEC-SB, `booter_unload`); `None` on the FSP path.
+    booter: Option<booter::BooterState>,
 }
 
 impl<P: Platform> core::fmt::Debug for Gsp<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Gsp")
-            .field("chip", &self.hal.chip)
+            .field("chip", &self.chip)
             .field("info", &self.info)
             .finish_non_exhaustive()
     }
@@ -196,7 +202,7 @@ impl<P: Platform> core::fmt::Debug for Gsp<P> {
 
 /// The parts a successful boot hands to [`Gsp`].
 pub(crate) struct Booted {
-    pub(crate) hal: ChipHal,
+    pub(crate) chip: Chip,
     pub(crate) wpr2: (u64, u64),
     pub(crate) info: StaticInfo,
     pub(crate) layout: FbLayout,
@@ -215,9 +221,10 @@ pub fn boot<P: Platform>(
     let mut tl = Timeline::new();
     let mut memory = BootMemory::new();
     let mut rpc = None;
-    match run(&mut p, firmware, options, &mut tl, &mut memory, &mut rpc) {
+    let mut booter = None;
+    match run(&mut p, firmware, options, &mut tl, &mut memory, &mut rpc, &mut booter) {
         Ok(b) => {
-            let report = tl.finish(p.clock(), b.hal.chip, b.reset);
+            let report = tl.finish(p.clock(), b.chip, b.reset);
             // PANIC: run() fills `rpc` before any stage that can succeed after it.
             let Some(mut rpc) = rpc else {
                 unreachable!("a successful boot has an RPC channel")
@@ -228,8 +235,9 @@ pub fn boot<P: Platform>(
                     platform: p,
                     rpc,
                     memory,
+                    booter,
                 }),
-                hal: b.hal,
+                chip: b.chip,
                 wpr2: b.wpr2,
                 info: b.info,
                 layout: b.layout,
@@ -241,7 +249,7 @@ pub fn boot<P: Platform>(
         Err(kind) => {
             let stage = tl.stage().unwrap_or(Stage::Identify);
             let error = failure(stage, kind, rpc.as_ref());
-            // Past the COT message, GSP-FMC or GSP-RM may still use the boot's memory:
+            // Past the COT message (or FWSEC), firmware may still use the boot's memory:
             // stop the device before giving the memory back.
             if stage >= Stage::Fsp {
                 let _ = identify::quiesce_and_reset(&mut p);
@@ -288,12 +296,15 @@ fn run<P: Platform>(
     tl: &mut Timeline,
     memory: &mut BootMemory,
     rpc_slot: &mut Option<GspRpc>,
+    booter_slot: &mut Option<booter::BooterState>,
 ) -> Result<Booted, BootErrorKind> {
     tl.begin(p.clock(), Stage::Identify);
     let hal = identify::identify(&*p, tl, &opts.timeouts)?;
     match hal {
         BootHal::Fsp(hal) => fsp::run(p, hal, fw, opts, tl, memory, rpc_slot),
-        BootHal::Booter(hal) => Err(BootErrorKind::BootPathNotImplemented { chip: hal.chip }),
+        BootHal::Booter(hal) => {
+            booter::run(p, hal, fw, opts, tl, memory, rpc_slot, booter_slot)
+        }
     }
 }
 
@@ -337,7 +348,7 @@ impl<P: Platform> Gsp<P> {
 
     /// The chip.
     pub fn chip(&self) -> Chip {
-        self.hal.chip
+        self.chip
     }
 
     /// What GSP-RM reported.
@@ -376,7 +387,7 @@ impl<P: Platform> Gsp<P> {
     /// GSP-RM did not halt).
     pub fn shutdown(mut self) -> (P, Result<TeardownReport, BootError>) {
         match self.live.take() {
-            Some(l) => teardown::run(l.platform, l.rpc, l.memory, &self.timeouts),
+            Some(l) => teardown::run(l.platform, l.rpc, l.memory, l.booter, &self.timeouts),
             // PANIC: the live parts are taken only here and in drop, which consume the Gsp.
             None => unreachable!("the live parts of a Gsp"),
         }
@@ -386,7 +397,7 @@ impl<P: Platform> Gsp<P> {
 impl<P: Platform> Drop for Gsp<P> {
     fn drop(&mut self) {
         if let Some(l) = self.live.take() {
-            let _ = teardown::run(l.platform, l.rpc, l.memory, &self.timeouts);
+            let _ = teardown::run(l.platform, l.rpc, l.memory, l.booter, &self.timeouts);
         }
     }
 }

@@ -17,12 +17,16 @@ pub enum HsBoot<'a> {
         code_offset: u32,
         /// Bytes of code (`imemSize`).
         imem_size: u32,
+        /// IMEM physical address the code goes to (`imemPa`).
+        imem_pa: u32,
         /// IMEM virtual address of the code (`imemVa`; also the boot vector).
         imem_va: u32,
         /// Offset in the image of the data (`dataOffset`).
         data_offset: u32,
         /// Bytes of data (`dmemSize`).
         dmem_size: u32,
+        /// DMEM physical address the data goes to (`dmemPa`).
+        dmem_pa: u32,
         /// DMEM virtual address, if the ucode has one (`dmemVa`).
         dmem_va: Option<u32>,
         /// Signature location, engine mask and ucode id for the boot ROM.
@@ -42,12 +46,13 @@ pub enum HsBoot<'a> {
     },
 }
 
-/// Loads `boot` into `f`, writes the mailboxes, starts the CPU, waits (at most `halt_ns`)
-/// for it to halt and returns `(MAILBOX0, MAILBOX1)` as the ucode left them.
+/// Loads `boot` into `f`, writes the mailboxes (if given: FWSEC takes none), starts the
+/// CPU, waits (at most `halt_ns`) for it to halt and returns `(MAILBOX0, MAILBOX1)` as the
+/// ucode left them.
 pub fn execute(
     f: &Falcon<'_>,
     boot: &HsBoot<'_>,
-    mailboxes: (u32, u32),
+    mailboxes: Option<(u32, u32)>,
     halt_ns: u64,
 ) -> Result<(u32, u32), FalconError> {
     match *boot {
@@ -55,9 +60,11 @@ pub fn execute(
             image_bus,
             code_offset,
             imem_size,
+            imem_pa,
             imem_va,
             data_offset,
             dmem_size,
+            dmem_pa,
             dmem_va,
             brom,
         } => {
@@ -65,7 +72,7 @@ pub fn execute(
             f.dma_load(
                 DmaTarget::ImemSecure,
                 MemLoad {
-                    dest: 0,
+                    dest: imem_pa,
                     mem_offset: imem_va,
                     src: image_bus + u64::from(code_offset) - u64::from(imem_va),
                     size: imem_size.next_multiple_of(BLOCK),
@@ -80,7 +87,7 @@ pub fn execute(
                     set_dmtag: dmem_va.is_some(),
                 },
                 MemLoad {
-                    dest: 0,
+                    dest: dmem_pa,
                     mem_offset,
                     src,
                     size: dmem_size.next_multiple_of(BLOCK),
@@ -115,7 +122,9 @@ pub fn execute(
             f.set_boot_vector(0);
         }
     }
-    f.set_mailboxes(mailboxes.0, mailboxes.1);
+    if let Some((m0, m1)) = mailboxes {
+        f.set_mailboxes(m0, m1);
+    }
     f.start_cpu();
     let halted = f.wait_halted(halt_ns);
     let out = f.mailboxes();

@@ -301,13 +301,15 @@ fn from_hs_boot_loads_by_dma_sets_brom_and_returns_the_mailboxes() {
         image_bus,
         code_offset: 0x100,
         imem_size: 0x300,
+        imem_pa: 0,
         imem_va: 0x100,
         data_offset: 0x400,
         dmem_size: 0x100,
+        dmem_pa: 0,
         dmem_va: None,
         brom,
     };
-    let mb = execute(&f, &boot, (0x1234_5000, 0x1), 1_000_000).unwrap();
+    let mb = execute(&f, &boot, Some((0x1234_5000, 0x1)), 1_000_000).unwrap();
     assert_eq!(mb, (0, 1));
     // IMEM 0.. holds the code from image offset 0x100.
     assert_eq!(bar.imem.borrow()[0], 0x10);
@@ -336,7 +338,7 @@ fn direct_boot_loads_by_pio_and_a_falcon_that_never_halts_times_out() {
     };
     {
         let f = Falcon::new(&bar, &c, Engine::Sec2, &Tu102);
-        let mb = execute(&f, &boot, (0, 0), 1_000_000).unwrap();
+        let mb = execute(&f, &boot, Some((0, 0)), 1_000_000).unwrap();
         assert_eq!(mb.0, 0xdead, "the ucode's error code comes back");
     }
     assert_eq!(bar.imem.borrow()[0x100], 1, "secure code after the non-secure");
@@ -344,7 +346,7 @@ fn direct_boot_loads_by_pio_and_a_falcon_that_never_halts_times_out() {
     bar.never_halts = true;
     bar.started.set(false);
     let f = Falcon::new(&bar, &c, Engine::Sec2, &Tu102);
-    let e = execute(&f, &boot, (0, 0), 1_000_000).unwrap_err();
+    let e = execute(&f, &boot, Some((0, 0)), 1_000_000).unwrap_err();
     assert!(matches!(e, FalconError::TimedOut { .. }));
     let past = HsBoot::Direct {
         image: &image,
@@ -353,7 +355,7 @@ fn direct_boot_loads_by_pio_and_a_falcon_that_never_halts_times_out() {
         data: (0, 0),
     };
     assert!(matches!(
-        execute(&f, &past, (0, 0), 1),
+        execute(&f, &past, None, 1),
         Err(FalconError::BadLoad { .. })
     ));
 }

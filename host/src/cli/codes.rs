@@ -416,6 +416,7 @@ fn open_code(e: &OpenError) -> ErrorCode {
 }
 
 fn boot_code(e: &BootError) -> ErrorCode {
+    use nvbare_core::boot::booter::BooterError;
     use BootErrorKind as K;
     match &e.kind {
         K::UnknownChip(_)
@@ -445,6 +446,15 @@ fn boot_code(e: &BootError) -> ErrorCode {
             BOOT_GSP
         }
         K::GspDidNotHalt { .. } => TEARDOWN,
+        // The booter path's secure steps (FWSEC, the SEC2 booter) share the FSP path's code:
+        // the firmware that establishes WPR2 refused or failed.
+        K::Booter(b) => match b {
+            BooterError::BooterFile { .. } | BooterError::BooterSignature { .. } => {
+                BOOT_FIRMWARE
+            }
+            BooterError::Wpr2StillUpAfterUnload => WPR2_STUCK,
+            _ => BOOT_FSP,
+        },
         K::Platform { source, .. } | K::Dma { source, .. } => {
             platform_code(source).unwrap_or(BOOT_SETUP)
         }

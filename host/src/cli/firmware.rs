@@ -43,6 +43,7 @@ impl FirmwareFiles {
             fmc: &self.fmc,
             gsp: &self.gsp,
             bootloader: &self.bootloader,
+            booter: Default::default(),
         }
     }
 }

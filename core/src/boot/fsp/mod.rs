@@ -33,7 +33,7 @@ pub(super) fn run<P: Platform>(
     let fsp_boot_ns = t.fsp_boot_ns.unwrap_or(hal.fsp.boot_timeout_ns());
 
     tl.begin(p.clock(), Stage::Reset);
-    let reset = identify::reset_if_wpr2_up(p, &hal, tl, t)?;
+    let reset = identify::reset_if_wpr2_up(p, hal.chip.arch(), tl, t)?;
 
     tl.begin(p.clock(), Stage::Layout);
     let layout = FbLayout::read(&*p, &hal)?;
@@ -86,7 +86,7 @@ pub(super) fn run<P: Platform>(
     let info = info?;
     tl.end(p.clock());
     Ok(Booted {
-        hal,
+        chip: hal.chip,
         wpr2: identify::wpr2_bounds(&*p),
         info,
         layout,

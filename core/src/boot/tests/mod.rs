@@ -5,7 +5,9 @@
 extern crate std;
 
 mod checks;
+mod booter;
 mod fake;
+mod fake_booter;
 mod fake_gsp;
 mod images;
 mod rpc;

@@ -62,16 +62,37 @@ pub fn run<P: Platform>(
             ucode,
             fuse_version: fuse,
         }))?;
-    let load = hs.load_header;
-    // PANIC: parse() checked there is an application.
-    let app = hs.apps[0];
     let from_hs = hal.booter.falcon().boots_from_hs();
     let image_bus = if from_hs {
         Some(alloc_region(p, memory, Region::Booter, &image)?)
     } else {
         None
     };
-    let boot = match image_bus {
+    let boot = plan(&hs, &image, image_bus);
+    let step = match ucode {
+        BooterUcode::Load => "booter_load on SEC2",
+        BooterUcode::Unload => "booter_unload on SEC2",
+    };
+    let sec2 = Falcon::new(&*p, p.clock(), Engine::Sec2, hal.booter.falcon());
+    let falcon = |source| booter(BooterError::Falcon { step, source });
+    sec2.reset().map_err(falcon)?;
+    let out = execute(&sec2, &boot, Some(mailboxes), halt_ns).map_err(falcon)?;
+    if out.0 != 0 {
+        return Err(booter(BooterError::BooterFailed {
+            ucode,
+            mailbox0: out.0,
+        }));
+    }
+    Ok(out)
+}
+
+/// How `hs` (its patched `image`) is loaded: from the image at `image_bus` by DMA (boot from
+/// HS) or, without one, by PIO.
+pub fn plan<'a>(hs: &HsUcode<'_>, image: &'a [u8], image_bus: Option<u64>) -> HsBoot<'a> {
+    let load = hs.load_header;
+    // PANIC: parse() checked there is an application.
+    let app = hs.apps[0];
+    match image_bus {
         Some(image_bus) => HsBoot::FromHs {
             image_bus,
             code_offset: app.offset,
@@ -91,27 +112,12 @@ pub fn run<P: Platform>(
             },
         },
         None => HsBoot::Direct {
-            image: &image,
+            image,
             imem_ns: (load.os_code_offset, load.os_code_size),
             imem_sec: (app.offset, app.size),
             data: (load.os_data_offset, load.os_data_size),
         },
-    };
-    let step = match ucode {
-        BooterUcode::Load => "booter_load on SEC2",
-        BooterUcode::Unload => "booter_unload on SEC2",
-    };
-    let sec2 = Falcon::new(&*p, p.clock(), Engine::Sec2, hal.booter.falcon());
-    let falcon = |source| booter(BooterError::Falcon { step, source });
-    sec2.reset().map_err(falcon)?;
-    let out = execute(&sec2, &boot, Some(mailboxes), halt_ns).map_err(falcon)?;
-    if out.0 != 0 {
-        return Err(booter(BooterError::BooterFailed {
-            ucode,
-            mailbox0: out.0,
-        }));
     }
-    Ok(out)
 }
 
 /// `booter_load` with the WPR metadata at `wpr_meta` (`_kgspGetBooterLoadArgs`, normal boot).
@@ -145,4 +151,60 @@ pub fn unload<P: Platform>(
         return Err(booter(BooterError::Wpr2StillUpAfterUnload));
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+
+    fn real(chip: &str, file: &str) -> Option<std::vec::Vec<u8>> {
+        let dir = std::env::var_os("NVBARE_FIRMWARE_DIR")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .map(|h| std::path::PathBuf::from(h).join(".cache/nvbare/firmware"))
+            })?;
+        std::fs::read(dir.join(std::format!("nvidia/{chip}/gsp/{file}"))).ok()
+    }
+
+    /// The pinned booter files load as the falcons need: on GA10x/AD10x by DMA (the code
+    /// and data start 256-byte aligned, the signature lies in DMEM), on TU10x/GA100 by PIO
+    /// (every part inside the image); every fuse version up to the signature count has a
+    /// signature.
+    #[test]
+    fn real_booter_files_load_as_the_falcons_need() {
+        let mut checked = 0;
+        for (chip, from_hs) in [("ga102", true), ("ad102", true), ("tu102", false), ("ga100", false)] {
+            for ucode in [BooterUcode::Load, BooterUcode::Unload] {
+                let Some(bytes) = real(chip, ucode.file_name()) else {
+                    std::eprintln!("skipped: no {chip} {} in the firmware cache", ucode.file_name());
+                    continue;
+                };
+                let hs = parse(ucode, &bytes).unwrap();
+                for fuse in 0..hs.signature_count {
+                    assert!(hs.signature_for_fuse_version(fuse).is_some(), "{chip} fuse {fuse}");
+                }
+                let sig = hs.signature_for_fuse_version(0).unwrap();
+                let image = hs.patched_image(sig).unwrap();
+                match plan(&hs, &image, from_hs.then_some(0x1_0000_0000)) {
+                    HsBoot::FromHs { image_bus, code_offset, imem_va, data_offset, dmem_size, brom, .. } => {
+                        assert_eq!((image_bus + u64::from(code_offset) - u64::from(imem_va)) % 256, 0);
+                        assert_eq!(data_offset % 256, 0, "{chip} {ucode:?}");
+                        assert!(brom.signature_dmem_offset + hs.signature_size() <= dmem_size, "{chip}");
+                        assert!(brom.ucode_id != 0 && brom.engine_id_mask != 0, "{chip}");
+                    }
+                    HsBoot::Direct { image, imem_ns, imem_sec, data } => {
+                        for (o, s) in [imem_ns, imem_sec, data] {
+                            assert!((o + s) as usize <= image.len(), "{chip} {ucode:?}");
+                        }
+                        assert_eq!(imem_ns.1 % 4, 0);
+                    }
+                }
+                checked += 1;
+            }
+        }
+        std::eprintln!("checked {checked} real booter files");
+    }
 }

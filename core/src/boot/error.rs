@@ -406,9 +406,7 @@ impl BootError {
                 "the platform's DMA addresses are wider than the GPU's flush registers: use \
                  an IOMMU (it hands out small IOVAs) or report this as a bug"
             }
-            UnknownChip(_) => {
-                "use a Turing to Blackwell GPU, or NVIDIA's driver (--backend nvk)"
-            }
+            UnknownChip(_) => "use a Turing to Blackwell GPU, or NVIDIA's driver (--backend nvk)",
             BootPathNotImplemented { .. } => {
                 "fetch the chip's booter firmware (nvbare firmware fetch --chip CHIP) and pass \
                  it with the boot's files, or use NVIDIA's driver (--backend nvk)"

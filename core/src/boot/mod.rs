@@ -222,7 +222,15 @@ pub fn boot<P: Platform>(
     let mut memory = BootMemory::new();
     let mut rpc = None;
     let mut booter = None;
-    match run(&mut p, firmware, options, &mut tl, &mut memory, &mut rpc, &mut booter) {
+    match run(
+        &mut p,
+        firmware,
+        options,
+        &mut tl,
+        &mut memory,
+        &mut rpc,
+        &mut booter,
+    ) {
         Ok(b) => {
             let report = tl.finish(p.clock(), b.chip, b.reset);
             // PANIC: run() fills `rpc` before any stage that can succeed after it.
@@ -302,9 +310,7 @@ fn run<P: Platform>(
     let hal = identify::identify(&*p, tl, &opts.timeouts)?;
     match hal {
         BootHal::Fsp(hal) => fsp::run(p, hal, fw, opts, tl, memory, rpc_slot),
-        BootHal::Booter(hal) => {
-            booter::run(p, hal, fw, opts, tl, memory, rpc_slot, booter_slot)
-        }
+        BootHal::Booter(hal) => booter::run(p, hal, fw, opts, tl, memory, rpc_slot, booter_slot),
     }
 }
 

@@ -24,8 +24,7 @@ pub trait FalconHal: Sync {
     /// Whether IMEM and DMEM scrubbing finished.
     fn scrubbing_done(&self, f: &Falcon<'_>) -> bool;
     /// Switches the core to falcon mode.
-    fn select_falcon(&self, f: &Falcon<'_>)
-    -> Result<(), FalconError>;
+    fn select_falcon(&self, f: &Falcon<'_>) -> Result<(), FalconError>;
     /// Selects the RISC-V core for the next start.
     fn select_riscv(&self, f: &Falcon<'_>);
     /// Whether the RISC-V core is active.
@@ -62,10 +61,7 @@ impl FalconHal for Tu102 {
         !d.dmem_scrubbing() && !d.imem_scrubbing()
     }
 
-    fn select_falcon(
-        &self,
-        _f: &Falcon<'_>,
-    ) -> Result<(), FalconError> {
+    fn select_falcon(&self, _f: &Falcon<'_>) -> Result<(), FalconError> {
         Ok(())
     }
 
@@ -106,10 +102,7 @@ impl FalconHal for Ga102 {
         !FalconHwcfg2::read(f.bar(), f.engine().base()).mem_scrubbing()
     }
 
-    fn select_falcon(
-        &self,
-        f: &Falcon<'_>,
-    ) -> Result<(), FalconError> {
+    fn select_falcon(&self, f: &Falcon<'_>) -> Result<(), FalconError> {
         let base = f.engine().base();
         if !FalconHwcfg2::read(f.bar(), base).riscv() {
             return Ok(());

@@ -111,7 +111,12 @@ pub fn execute(
                     value: u64::from(offset) + u64::from(size),
                 })
             };
-            f.imem_pio(0, part(imem_ns, "non-secure code ending at")?, false, imem_ns.0)?;
+            f.imem_pio(
+                0,
+                part(imem_ns, "non-secure code ending at")?,
+                false,
+                imem_ns.0,
+            )?;
             f.imem_pio(
                 imem_ns.1.next_multiple_of(BLOCK),
                 part(imem_sec, "secure code ending at")?,

@@ -157,7 +157,9 @@ impl Falcon<'_> {
             .with_ctxdma(0);
         let cmd = match target {
             DmaTarget::ImemSecure => cmd.with_imem(true).with_sec(1),
-            DmaTarget::Dmem { set_dmtag } => cmd.with_imem(false).with_sec(0).with_set_dmtag(set_dmtag),
+            DmaTarget::Dmem { set_dmtag } => {
+                cmd.with_imem(false).with_sec(0).with_set_dmtag(set_dmtag)
+            }
         };
         self.dma_poll("the falcon DMA queue to have room (DMATRFCMD.FULL)", false)?;
         let shifted = load.src >> 8;
@@ -187,7 +189,10 @@ impl Falcon<'_> {
     /// (`BROM_PARAADDR(0)`, `BROM_ENGIDMASK`, `BROM_CURR_UCODE_ID`, `MOD_SEL` = RSA-3K).
     pub fn set_brom_params(&self, params: BromParams) {
         let riscv = self.engine().riscv();
-        self.write(Falcon2BromParaaddr::address(riscv), params.signature_dmem_offset);
+        self.write(
+            Falcon2BromParaaddr::address(riscv),
+            params.signature_dmem_offset,
+        );
         self.write(Falcon2BromEngidmask::address(riscv), params.engine_id_mask);
         // CAST: BROM_CURR_UCODE_ID.VAL is 8 bits; ucode ids are small (1..16).
         Falcon2BromCurrUcodeId::default()

@@ -139,7 +139,12 @@ pub struct Falcon<'a> {
 
 impl<'a> Falcon<'a> {
     /// `engine` on `bar`, with the chip's falcon HAL.
-    pub fn new(bar: &'a dyn Bar0, clock: &'a dyn Clock, engine: Engine, hal: &'static dyn FalconHal) -> Self {
+    pub fn new(
+        bar: &'a dyn Bar0,
+        clock: &'a dyn Clock,
+        engine: Engine,
+        hal: &'static dyn FalconHal,
+    ) -> Self {
         Self {
             bar,
             clock,

@@ -206,9 +206,18 @@ fn scrubbing_that_never_ends_is_a_timeout_naming_the_engine() {
     let c = clock();
     let f = Falcon::new(&bar, &c, Engine::Sec2, &Tu102).with_timeout_ns(1_000_000);
     let e = f.reset().unwrap_err();
-    assert!(matches!(e, FalconError::TimedOut { engine: Engine::Sec2, .. }));
+    assert!(matches!(
+        e,
+        FalconError::TimedOut {
+            engine: Engine::Sec2,
+            ..
+        }
+    ));
     let msg = std::format!("{e}");
-    assert!(msg.contains("SEC2") && msg.contains("scrubbing") && msg.contains("reset"), "{msg}");
+    assert!(
+        msg.contains("SEC2") && msg.contains("scrubbing") && msg.contains("reset"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -288,7 +297,9 @@ fn from_hs_boot_loads_by_dma_sets_brom_and_returns_the_mailboxes() {
     let image_bus = 0x8000_0000u64;
     // Code at 0x100 (imem_va 0x100), data at 0x400.
     for i in 0..0x600u64 {
-        bar.sysmem.borrow_mut().insert(image_bus + i, (i >> 4) as u8);
+        bar.sysmem
+            .borrow_mut()
+            .insert(image_bus + i, (i >> 4) as u8);
     }
     let c = clock();
     let f = Falcon::new(&bar, &c, Engine::Sec2, &Ga102);
@@ -320,7 +331,11 @@ fn from_hs_boot_loads_by_dma_sets_brom_and_returns_the_mailboxes() {
     assert_eq!(bar.reg(0x1198), 3);
     assert_eq!(bar.reg(0x1180), 1);
     assert_eq!(bar.reg(0x104), 0x100);
-    assert_eq!(bar.reg(0x600) & 0b111, 0b101, "TRANSCFG(0) physical coherent sysmem");
+    assert_eq!(
+        bar.reg(0x600) & 0b111,
+        0b101,
+        "TRANSCFG(0) physical coherent sysmem"
+    );
     assert_ne!(bar.reg(0x624) & (1 << 7), 0, "FBIF_CTL allows physical DMA");
 }
 
@@ -341,7 +356,11 @@ fn direct_boot_loads_by_pio_and_a_falcon_that_never_halts_times_out() {
         let mb = execute(&f, &boot, Some((0, 0)), 1_000_000).unwrap();
         assert_eq!(mb.0, 0xdead, "the ucode's error code comes back");
     }
-    assert_eq!(bar.imem.borrow()[0x100], 1, "secure code after the non-secure");
+    assert_eq!(
+        bar.imem.borrow()[0x100],
+        1,
+        "secure code after the non-secure"
+    );
     assert_eq!(bar.dmem.borrow()[0], 6);
     bar.never_halts = true;
     bar.started.set(false);

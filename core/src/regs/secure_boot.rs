@@ -133,6 +133,9 @@ mod tests {
     fn fwsec_error_codes_split_the_scratch_word() {
         let w = PbusSwScratch::from_raw(0x1234_5678);
         assert_eq!((w.frts_error(), w.sb_error()), (0x1234, 0x5678));
-        assert_eq!(PbusSwScratch::address(FRTS_SCRATCH_INDEX).ok(), Some(0x1438));
+        assert_eq!(
+            PbusSwScratch::address(FRTS_SCRATCH_INDEX).ok(),
+            Some(0x1438)
+        );
     }
 }

@@ -245,7 +245,10 @@ mod tests {
 
     #[test]
     fn frts_command_matches_openrm_layout() {
-        let b = FwsecCommand::Frts { offset: 0x5_fe00_000 }.buffer();
+        let b = FwsecCommand::Frts {
+            offset: 0x5fe0_0000,
+        }
+        .buffer();
         assert_eq!(b.len(), 44);
         let w = |i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
         assert_eq!((w(0), w(1), w(5)), (1, 24, 2));
@@ -265,23 +268,43 @@ mod tests {
         };
         // The builder's mask names its signatures; take the newest version it has.
         let fuse = 15 - desc.signature_versions.leading_zeros();
-        let p = prepare(rom, &info, FwsecCommand::Frts { offset: 0x3ff0_0000 }, fuse).unwrap();
+        let p = prepare(
+            rom,
+            &info,
+            FwsecCommand::Frts {
+                offset: 0x3ff0_0000,
+            },
+            fuse,
+        )
+        .unwrap();
         assert_eq!(p.signature_index, usize::from(desc.signature_count) - 1);
         let d = p.dmem();
         let m = info.dmem_mapper;
         let at = m.dmem_offset as usize + DMEM_MAPPER_INIT_CMD;
-        assert_eq!(u32::from_le_bytes(d[at..at + 4].try_into().unwrap()), CMD_FRTS);
+        assert_eq!(
+            u32::from_le_bytes(d[at..at + 4].try_into().unwrap()),
+            CMD_FRTS
+        );
         let c = m.cmd_in_buffer_offset as usize;
         assert_eq!(
             &d[c..c + 44],
-            &FwsecCommand::Frts { offset: 0x3ff0_0000 }.buffer()[..]
+            &FwsecCommand::Frts {
+                offset: 0x3ff0_0000
+            }
+            .buffer()[..]
         );
         let slot = desc.pkc_data_offset as usize;
         let sigs = info.signatures.unwrap().0 + p.signature_index * SIGNATURE_SIZE;
-        assert_eq!(&d[slot..slot + SIGNATURE_SIZE], &rom[sigs..sigs + SIGNATURE_SIZE]);
+        assert_eq!(
+            &d[slot..slot + SIGNATURE_SIZE],
+            &rom[sigs..sigs + SIGNATURE_SIZE]
+        );
         // IMEM untouched.
         let imem = desc.imem_load_size as usize;
-        assert_eq!(&p.image[..imem], &rom[info.ucode_offset..info.ucode_offset + imem]);
+        assert_eq!(
+            &p.image[..imem],
+            &rom[info.ucode_offset..info.ucode_offset + imem]
+        );
         // A fuse version the image does not carry is an error that says what to do.
         let e = prepare(rom, &info, FwsecCommand::Sb, 14).unwrap_err();
         assert!(alloc::format!("{e}").contains("flash"), "{e}");

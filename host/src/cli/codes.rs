@@ -416,8 +416,8 @@ fn open_code(e: &OpenError) -> ErrorCode {
 }
 
 fn boot_code(e: &BootError) -> ErrorCode {
-    use nvbare_core::boot::booter::BooterError;
     use BootErrorKind as K;
+    use nvbare_core::boot::booter::BooterError;
     match &e.kind {
         K::UnknownChip(_)
         | K::BootPathNotImplemented { .. }
@@ -449,9 +449,7 @@ fn boot_code(e: &BootError) -> ErrorCode {
         // The booter path's secure steps (FWSEC, the SEC2 booter) share the FSP path's code:
         // the firmware that establishes WPR2 refused or failed.
         K::Booter(b) => match b {
-            BooterError::BooterFile { .. } | BooterError::BooterSignature { .. } => {
-                BOOT_FIRMWARE
-            }
+            BooterError::BooterFile { .. } | BooterError::BooterSignature { .. } => BOOT_FIRMWARE,
             BooterError::Wpr2StillUpAfterUnload => WPR2_STUCK,
             _ => BOOT_FSP,
         },

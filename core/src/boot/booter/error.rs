@@ -132,7 +132,10 @@ impl fmt::Display for BooterError {
             BooterError::Fwsec(e) => write!(f, "FWSEC: {e}"),
             BooterError::Falcon { step, source } => write!(f, "{step}: {source}"),
             BooterError::FrtsFailed { code } => {
-                write!(f, "FWSEC-FRTS failed with error code {code:#x} (VBIOS scratch 0x0E)")
+                write!(
+                    f,
+                    "FWSEC-FRTS failed with error code {code:#x} (VBIOS scratch 0x0E)"
+                )
             }
             BooterError::Wpr2NotUp => {
                 f.write_str("FWSEC-FRTS ran but WPR2 is not up (NV_PFB_PRI_MMU_WPR2_ADDR_HI = 0)")

@@ -213,20 +213,22 @@ fn wait_init_done<P: Platform>(
         let mut r = rpc.on(p);
         r.link(timeouts.status_queue_ns).map(|()| r.ring_doorbell())
     };
-    let result = linked.map_err(BootErrorKind::Rpc).and_then(|()| loop {
-        let msg = rpc
-            .on(p)
-            .wait_event_or_sequencer(RpcEvent::GspInitDone, timeouts.init_done_ns)
-            .map_err(BootErrorKind::Rpc)?;
-        match msg.body {
-            GspMessage::RunCpuSequencer(program) => {
-                // The program may halt and restart the core: no watch while it runs.
-                rpc.watch_riscv(false);
-                let ran = sequencer::run(p, p.clock(), hal.booter.falcon(), &program, resume);
-                rpc.watch_riscv(true);
-                ran.map_err(|e| booter(BooterError::Sequencer(e)))?;
+    let result = linked.map_err(BootErrorKind::Rpc).and_then(|()| {
+        loop {
+            let msg = rpc
+                .on(p)
+                .wait_event_or_sequencer(RpcEvent::GspInitDone, timeouts.init_done_ns)
+                .map_err(BootErrorKind::Rpc)?;
+            match msg.body {
+                GspMessage::RunCpuSequencer(program) => {
+                    // The program may halt and restart the core: no watch while it runs.
+                    rpc.watch_riscv(false);
+                    let ran = sequencer::run(p, p.clock(), hal.booter.falcon(), &program, resume);
+                    rpc.watch_riscv(true);
+                    ran.map_err(|e| booter(BooterError::Sequencer(e)))?;
+                }
+                _ => break Ok(msg),
             }
-            _ => break Ok(msg),
         }
     });
     tl.add_waited(rpc.waited_ns() - before);

@@ -28,7 +28,8 @@ fn booter(e: BooterError) -> BootErrorKind {
 
 /// Parses a booter file, with the booter error naming it.
 pub fn parse(ucode: BooterUcode, bytes: &[u8]) -> Result<HsUcode<'_>, BootErrorKind> {
-    let hs = HsUcode::parse(bytes).map_err(|source| booter(BooterError::BooterFile { ucode, source }))?;
+    let hs = HsUcode::parse(bytes)
+        .map_err(|source| booter(BooterError::BooterFile { ucode, source }))?;
     if hs.apps.is_empty() {
         return Err(booter(BooterError::BooterFile {
             ucode,
@@ -146,7 +147,15 @@ pub fn unload<P: Platform>(
     if !wpr2_up(&*p) {
         return Ok(false);
     }
-    run(p, memory, hal, BooterUcode::Unload, bytes, (0xff, 0xff), halt_ns)?;
+    run(
+        p,
+        memory,
+        hal,
+        BooterUcode::Unload,
+        bytes,
+        (0xff, 0xff),
+        halt_ns,
+    )?;
     if wpr2_up(&*p) {
         return Err(booter(BooterError::Wpr2StillUpAfterUnload));
     }
@@ -176,26 +185,56 @@ mod tests {
     #[test]
     fn real_booter_files_load_as_the_falcons_need() {
         let mut checked = 0;
-        for (chip, from_hs) in [("ga102", true), ("ad102", true), ("tu102", false), ("ga100", false)] {
+        for (chip, from_hs) in [
+            ("ga102", true),
+            ("ad102", true),
+            ("tu102", false),
+            ("ga100", false),
+        ] {
             for ucode in [BooterUcode::Load, BooterUcode::Unload] {
                 let Some(bytes) = real(chip, ucode.file_name()) else {
-                    std::eprintln!("skipped: no {chip} {} in the firmware cache", ucode.file_name());
+                    std::eprintln!(
+                        "skipped: no {chip} {} in the firmware cache",
+                        ucode.file_name()
+                    );
                     continue;
                 };
                 let hs = parse(ucode, &bytes).unwrap();
                 for fuse in 0..hs.signature_count {
-                    assert!(hs.signature_for_fuse_version(fuse).is_some(), "{chip} fuse {fuse}");
+                    assert!(
+                        hs.signature_for_fuse_version(fuse).is_some(),
+                        "{chip} fuse {fuse}"
+                    );
                 }
                 let sig = hs.signature_for_fuse_version(0).unwrap();
                 let image = hs.patched_image(sig).unwrap();
                 match plan(&hs, &image, from_hs.then_some(0x1_0000_0000)) {
-                    HsBoot::FromHs { image_bus, code_offset, imem_va, data_offset, dmem_size, brom, .. } => {
-                        assert_eq!((image_bus + u64::from(code_offset) - u64::from(imem_va)) % 256, 0);
+                    HsBoot::FromHs {
+                        image_bus,
+                        code_offset,
+                        imem_va,
+                        data_offset,
+                        dmem_size,
+                        brom,
+                        ..
+                    } => {
+                        assert_eq!(
+                            (image_bus + u64::from(code_offset) - u64::from(imem_va)) % 256,
+                            0
+                        );
                         assert_eq!(data_offset % 256, 0, "{chip} {ucode:?}");
-                        assert!(brom.signature_dmem_offset + hs.signature_size() <= dmem_size, "{chip}");
+                        assert!(
+                            brom.signature_dmem_offset + hs.signature_size() <= dmem_size,
+                            "{chip}"
+                        );
                         assert!(brom.ucode_id != 0 && brom.engine_id_mask != 0, "{chip}");
                     }
-                    HsBoot::Direct { image, imem_ns, imem_sec, data } => {
+                    HsBoot::Direct {
+                        image,
+                        imem_ns,
+                        imem_sec,
+                        data,
+                    } => {
                         for (o, s) in [imem_ns, imem_sec, data] {
                             assert!((o + s) as usize <= image.len(), "{chip} {ucode:?}");
                         }

@@ -111,10 +111,14 @@ pub fn run(
                     us => u64::from(us) * 1_000,
                 };
                 let mut value = 0;
-                poll_until(&clock, Wait::spin("a sequencer REG_POLL", timeout_ns), || {
-                    value = bar.read32(addr);
-                    (value & mask == val).then_some(())
-                })
+                poll_until(
+                    &clock,
+                    Wait::spin("a sequencer REG_POLL", timeout_ns),
+                    || {
+                        value = bar.read32(addr);
+                        (value & mask == val).then_some(())
+                    },
+                )
                 .map_err(|timed_out| SequencerFailure::Poll {
                     addr,
                     value,

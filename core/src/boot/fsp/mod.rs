@@ -13,8 +13,8 @@ use super::hal::ChipHal;
 use super::memory::BootMemory;
 use super::report::Timeline;
 use super::{
-    BootErrorKind, BootImages, BootOptions, Booted, FbLayout, Firmware, Stage, gsp_init,
-    identify, static_info, structures, sysmem_flush,
+    BootErrorKind, BootImages, BootOptions, Booted, FbLayout, Firmware, Stage, gsp_init, identify,
+    static_info, structures, sysmem_flush,
 };
 use crate::gsp_rpc::{DiagnosticsSource, GspRpc};
 use crate::hal::Platform;
@@ -94,4 +94,3 @@ pub(super) fn run<P: Platform>(
         reset,
     })
 }
-

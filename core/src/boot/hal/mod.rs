@@ -233,13 +233,19 @@ mod tests {
         assert!(!ga100.falcon().boots_from_hs());
         assert!(ga.falcon().boots_from_hs() && ad.falcon().boots_from_hs());
         assert_eq!(tu.ucode_fuse_address(FuseEngine::Sec2, 1), None);
-        assert_eq!(ga100.ucode_fuse_address(FuseEngine::Sec2, 1), Some(0x824140));
+        assert_eq!(
+            ga100.ucode_fuse_address(FuseEngine::Sec2, 1),
+            Some(0x824140)
+        );
         assert_eq!(ad.ucode_fuse_address(FuseEngine::Gsp, 2), Some(0x8241c4));
         assert_eq!(
             tu.signature_target(Chip::TU117).section_name(false),
             ".fwsignature_tu11x"
         );
-        assert_eq!(ad.signature_target(Chip::AD104).section_name(false), ".fwsignature_ad10x");
+        assert_eq!(
+            ad.signature_target(Chip::AD104).section_name(false),
+            ".fwsignature_ad10x"
+        );
         // tinygrad's AD102 heap for 24 GiB.
         assert_eq!(ad.layout_sizes(24 << 30).heap_size, 0x8100000);
         assert!(tu.layout_sizes(24 << 30).heap_size < ad.layout_sizes(24 << 30).heap_size);

@@ -89,7 +89,10 @@ fn ad102_boots_through_fwsec_and_the_booter_tears_down_and_boots_again_without_r
     assert_eq!(seen.brom_ucode_ids[1], 3);
     assert_eq!(gsp.platform().seen().falcon_os, 0x1234_5678);
     assert_eq!(gsp.layout().fb_size, 24_564 << 20);
-    assert_eq!(gsp.layout().frts_offset_from_end, (24_564 << 20) - meta.frts_offset);
+    assert_eq!(
+        gsp.layout().frts_offset_from_end,
+        (24_564 << 20) - meta.frts_offset
+    );
 
     let (p, r) = gsp.shutdown();
     let t = r.unwrap();

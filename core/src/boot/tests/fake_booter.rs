@@ -185,7 +185,8 @@ impl Device {
         match cmd {
             0x15 => {
                 let c = build::CMD_IN.0 as usize;
-                let w = |i: usize| u32::from_le_bytes(d[c + 4 * i..c + 4 * i + 4].try_into().unwrap());
+                let w =
+                    |i: usize| u32::from_le_bytes(d[c + 4 * i..c + 4 * i + 4].try_into().unwrap());
                 // FRTS region descriptor after the 24-byte read-VBIOS descriptor.
                 let (offset_4k, size_4k) = (w(8), w(9));
                 // WPR2_ADDR_LO/HI hold the 4 KiB address in bits 31:4 (`_VAL`).
@@ -202,7 +203,9 @@ impl Device {
     fn booter_run(&mut self) {
         let mb = (self.breg(SEC2 + 0x40), self.breg(SEC2 + 0x44));
         self.booter_seen.booter.push(mb);
-        self.booter.regs.insert(SEC2 + 0x40, self.script.booter_error);
+        self.booter
+            .regs
+            .insert(SEC2 + 0x40, self.script.booter_error);
         if self.script.booter_error != 0 {
             return;
         }
@@ -216,7 +219,11 @@ impl Device {
         let m = GspFwWprMeta::read_from_bytes(&meta[..size_of::<GspFwWprMeta>()]).unwrap();
         // The booter's checks: magic, and FRTS where FWSEC put WPR2.
         assert_eq!(m.magic, nvbare_gsp::abi::GSP_FW_WPR_META_MAGIC);
-        assert_eq!(m.frts_offset >> 8, u64::from(self.wpr2.0), "FRTS not at WPR2");
+        assert_eq!(
+            m.frts_offset >> 8,
+            u64::from(self.wpr2.0),
+            "FRTS not at WPR2"
+        );
         self.seen.wpr_meta = meta;
         self.booter_seen.gsp_mailboxes = self.mailbox;
         let libos = u64::from(self.mailbox.0) | u64::from(self.mailbox.1) << 32;

@@ -4,8 +4,8 @@
 
 extern crate std;
 
-mod checks;
 mod booter;
+mod checks;
 mod fake;
 mod fake_booter;
 mod fake_gsp;

@@ -218,7 +218,50 @@ pub fn wait_ready(
     if arch == Arch::BlackwellGb20x {
         wait_bar_firewall(p, tl, t.bar_firewall_ns)?;
     }
+    if arch.boot_path() == crate::chip::BootPath::Sec2Booter {
+        return wait_gfw_boot(p, tl, t.fsp_boot_ns.unwrap_or(GFW_BOOT_TIMEOUT_NS));
+    }
     wait_fsp_boot(p, arch, tl, t.fsp_boot_ns.unwrap_or(fsp_boot_timeout(arch)))
+}
+
+// TIMEOUT: gpuWaitForGfwBootComplete_TU102 (kern_gpu_tu102.c) gives the VBIOS's FWSEC
+// GPU_GFW_BOOT_COMPLETION_TIMEOUT_US = FWSECLIC_PROG_START_TIMEOUT (50 ms) +
+// FWSECLIC_PROG_COMPLETE_TIMEOUT (2 s).
+/// How long devinit's FWSEC may take to report GFW boot complete (booter-path chips).
+pub const GFW_BOOT_TIMEOUT_NS: u64 = 2_050_000_000;
+
+/// Waits for the booter-path chip's GFW boot (`_gpuIsGfwBootCompleted_TU102`): the GFW
+/// scratch's privilege mask lets level 0 read, then its progress reads `COMPLETED`.
+pub fn wait_gfw_boot(
+    p: &impl Platform,
+    tl: &mut Timeline,
+    timeout_ns: u64,
+) -> Result<(), BootErrorKind> {
+    use crate::regs::fb::GfwBootProgress;
+    use crate::regs::secure_boot::Gc6SecureScratch05PrivLevelMask;
+    let mut progress = 0;
+    let wait = Wait::pausing("GFW boot (devinit's FWSEC) to complete", timeout_ns, PAUSE_NS);
+    tl.try_poll(p.clock(), wait, || {
+        let plm = Gc6SecureScratch05PrivLevelMask::read(p);
+        if plm.raw() == u32::MAX && !p.is_present() {
+            return Err(BootErrorKind::gone("polling the GFW boot progress"));
+        }
+        progress = if plm.read_protection_level0() {
+            GfwBootProgress::read(p).progress()
+        } else {
+            0
+        };
+        Ok((progress == GfwBootProgress::COMPLETED).then_some(()))
+    })
+    .map_err(|e| match e {
+        PollError::Failed(e) => e,
+        PollError::TimedOut(timed_out) => BootErrorKind::Booter(
+            crate::boot::booter::BooterError::GfwBootNotDone {
+                progress,
+                waited_ns: timed_out.waited_ns,
+            },
+        ),
+    })
 }
 
 /// The FSP boot wait of `arch` (`kfspWaitForSecureBoot_GH100` 4 s, `_GB202` 5 s).

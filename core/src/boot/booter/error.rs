@@ -31,6 +31,13 @@ impl BooterUcode {
 /// A booter-path failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BooterError {
+    /// Devinit's FWSEC never reported GFW boot complete.
+    GfwBootNotDone {
+        /// The last GFW boot progress (0 while the scratch is still locked).
+        progress: u8,
+        /// How long we waited, in ns.
+        waited_ns: u64,
+    },
     /// The VBIOS read from the PROM window (or given) does not parse.
     Vbios(VbiosError),
     /// The VBIOS has no FWSEC ucode.
@@ -116,6 +123,10 @@ impl BooterError {
                 "booter_unload left WPR2 up: the next boot resets the GPU (or do a secondary \
                  bus reset now)"
             }
+            BooterError::GfwBootNotDone { .. } => {
+                "the GPU's devinit did not finish: reset the GPU (secondary bus reset) or \
+                 cold-reboot"
+            }
             BooterError::LayoutDoesNotFit { .. } => {
                 "the GPU reports a VRAM size that cannot be right: reset it and try again"
             }
@@ -127,6 +138,15 @@ impl BooterError {
 impl fmt::Display for BooterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            BooterError::GfwBootNotDone {
+                progress,
+                waited_ns,
+            } => write!(
+                f,
+                "GFW boot never completed (progress {progress:#x} after {}): devinit did not \
+                 finish",
+                crate::hal::Nanos(*waited_ns)
+            ),
             BooterError::Vbios(e) => write!(f, "VBIOS: {e}"),
             BooterError::NoFwsec => f.write_str("the VBIOS holds no FWSEC ucode"),
             BooterError::Fwsec(e) => write!(f, "FWSEC: {e}"),

@@ -145,6 +145,19 @@ fn a_failed_frts_names_fwsec_and_frees_everything() {
 }
 
 #[test]
+fn a_gpu_whose_devinit_never_finished_is_named_before_boot_42_is_read() {
+    let files = BooterFiles::new();
+    let s = Script {
+        gfw_not_done: true,
+        ..script(AD102_BOOT42)
+    };
+    let (e, text, _) = fails_from(boot_booter(s, &files));
+    assert_eq!(e.stage, Stage::Identify, "{text}");
+    assert_mentions(&text, &["GFW boot", "0x12"]);
+    assert!(e.remedy().contains("reset"), "{}", e.remedy());
+}
+
+#[test]
 fn a_failed_booter_names_its_mailbox() {
     let files = BooterFiles::new();
     let s = Script {

@@ -94,6 +94,8 @@ pub struct Script {
     pub booter_error: u32,
     /// Booter path: GSP-RM sends a real sequencer program before INIT_DONE.
     pub sequencer_program: bool,
+    /// Booter path: devinit never reports GFW boot complete.
+    pub gfw_not_done: bool,
 }
 
 impl Default for Script {
@@ -137,6 +139,7 @@ impl Default for Script {
             frts_error: 0,
             booter_error: 0,
             sequencer_program: false,
+            gfw_not_done: false,
         }
     }
 }

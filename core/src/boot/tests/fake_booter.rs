@@ -33,8 +33,6 @@ pub struct BooterFake {
     /// DMA transfers per engine: (imem, dest, bus source).
     dma: HashMap<u32, Vec<(bool, u32, u64)>>,
     started: HashMap<u32, bool>,
-    /// The SB command ran (GFW scratch PLM lowered).
-    sb_done: bool,
 }
 
 /// What the booter side saw.
@@ -78,8 +76,15 @@ impl Device {
         let v = match off {
             SCRATCH_0E => u32::from(self.script.frts_error) << 16,
             SCRATCH_15 => 0,
-            GFW_BOOT => 0xff,
-            GFW_PLM => u32::from(self.booter.sb_done),
+            GFW_BOOT => {
+                if self.script.gfw_not_done {
+                    0x12
+                } else {
+                    0xff
+                }
+            }
+            // Lowered by devinit's FWSEC (and again by FWSEC-SB).
+            GFW_PLM => 1,
             BSI_14 => 1 << 26,
             FUSE_GSP_1 => 0,
             // GSP RISC-V CPUCTL: active after booter_load, halted after unload.
@@ -194,7 +199,6 @@ impl Device {
                     self.wpr2 = (offset_4k << 4, (offset_4k + size_4k) << 4);
                 }
             }
-            0x19 => self.booter.sb_done = true,
             _ => {}
         }
     }

@@ -240,7 +240,11 @@ pub fn wait_gfw_boot(
     use crate::regs::fb::GfwBootProgress;
     use crate::regs::secure_boot::Gc6SecureScratch05PrivLevelMask;
     let mut progress = 0;
-    let wait = Wait::pausing("GFW boot (devinit's FWSEC) to complete", timeout_ns, PAUSE_NS);
+    let wait = Wait::pausing(
+        "GFW boot (devinit's FWSEC) to complete",
+        timeout_ns,
+        PAUSE_NS,
+    );
     tl.try_poll(p.clock(), wait, || {
         let plm = Gc6SecureScratch05PrivLevelMask::read(p);
         if plm.raw() == u32::MAX && !p.is_present() {
@@ -255,12 +259,12 @@ pub fn wait_gfw_boot(
     })
     .map_err(|e| match e {
         PollError::Failed(e) => e,
-        PollError::TimedOut(timed_out) => BootErrorKind::Booter(
-            crate::boot::booter::BooterError::GfwBootNotDone {
+        PollError::TimedOut(timed_out) => {
+            BootErrorKind::Booter(crate::boot::booter::BooterError::GfwBootNotDone {
                 progress,
                 waited_ns: timed_out.waited_ns,
-            },
-        ),
+            })
+        }
     })
 }
 

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use nvbare_core::boot::{Firmware, FirmwareFile};
 use nvbare_core::boot::booter::BooterUcode;
+use nvbare_core::boot::{Firmware, FirmwareFile};
 use nvbare_core::chip::{BootPath, Chip};
 use nvbare_firmware_fetch::{
     Cache, FetchError, FetchOptions, FirmwareChip, PinnedFile, Progress, Source, fetch,

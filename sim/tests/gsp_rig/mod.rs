@@ -107,6 +107,11 @@ pub fn facts(chip: SimChip) -> ChipFacts {
             signature: GspSignatureTarget::Gb10x,
             scheme: FmcSignatureScheme::EcdsaP384,
         },
+        SimChip::Ga102 | SimChip::Ad102 => {
+            panic!(
+                "the FSP rig boots Hopper and Blackwell; the booter chips boot in booter_boot.rs"
+            )
+        }
     }
 }
 

@@ -43,6 +43,9 @@ fn main() -> ExitCode {
         eprintln!("vbios_dump: writing {path}: {e}");
         return ExitCode::FAILURE;
     }
-    println!("{}: {end} bytes of VBIOS written to {path}", chip.spec().name);
+    println!(
+        "{}: {end} bytes of VBIOS written to {path}",
+        chip.spec().name
+    );
     ExitCode::SUCCESS
 }

@@ -83,6 +83,13 @@ pub enum Signal {
     /// new chain-of-trust command (WPR2 permitting). Raised by the GSP unit; handled by the
     /// FSP unit.
     GspHalted,
+    /// `booter_load` on SEC2 accepted the WPR meta, raised WPR2 over `wpr` and started the
+    /// GSP's RISC-V core: the GSP unit starts GSP-RM with the libos arguments in its mailboxes
+    /// (booter path). Raised by the SEC2 unit; handled by the GSP unit.
+    BooterStartedGsp {
+        /// WPR2 as the WPR meta lays it out.
+        wpr: units::gsp::fmc::WprLayout,
+    },
 }
 
 /// An engine a channel runs on.
@@ -186,6 +193,10 @@ pub struct World {
     pub sysmem_flush: Option<u64>,
     /// System membars whose flush read faulted (writer: `units::flush::membar`).
     pub flush_faults: u64,
+    /// `NV_PBUS_VBIOS_SCRATCH(i)` by index (owner: the GFW unit; FWSEC writes its statuses).
+    pub vbios_scratch: BTreeMap<u32, u32>,
+    /// `NV_PGC6_BSI_SECURE_SCRATCH_14.BOOT_STAGE_3_HANDOFF` (writer: the booter).
+    pub boot_stage_3_handoff: bool,
 }
 
 impl World {

@@ -89,7 +89,7 @@ fn venv() -> Result<PathBuf, String> {
 }
 
 /// The verified firmware set: `$NVBARE_FIRMWARE_DIR`, else the cache `nvbare firmware fetch`
-/// fills; it must hold what tinygrad fetches for GB202.
+/// fills; it must hold what tinygrad fetches for GB202, AD102 and GA102.
 fn firmware() -> Result<PathBuf, String> {
     let dir = match std::env::var_os("NVBARE_FIRMWARE_DIR") {
         Some(d) => PathBuf::from(d),
@@ -100,6 +100,11 @@ fn firmware() -> Result<PathBuf, String> {
         "nvidia/gb202/gsp/fmc-570.144.bin",
         "nvidia/gb202/gsp/bootloader-570.144.bin",
         "nvidia/ga102/gsp/gsp-570.144.bin",
+        "nvidia/ga102/gsp/booter_load-570.144.bin",
+        "nvidia/ga102/gsp/bootloader-570.144.bin",
+        "nvidia/ad102/gsp/booter_load-570.144.bin",
+        "nvidia/ad102/gsp/bootloader-570.144.bin",
+        "nvidia/ad102/gsp/gsp-570.144.bin",
     ] {
         if !dir.join(f).is_file() {
             return Err(format!(
@@ -145,6 +150,8 @@ pub struct Run {
     pub stats: ServeStats,
     /// The simulated GPUs' warnings (`gpu N unit: text`).
     pub warnings: Vec<String>,
+    /// GPU 0's log at info level and above (`unit: text`), what its boot did.
+    pub log: Vec<String>,
     /// BAR0 offsets tinygrad touched that no unit decodes, with counts (GPU 0).
     pub unclaimed: Vec<(u32, u64)>,
     /// Wall time of the tinygrad process.
@@ -233,7 +240,7 @@ impl Tinygrad {
             Command::new(&self.python)
                 .arg(script_dir.join("prefill_fw.py"))
                 .arg(&self.firmware)
-                .arg("gb202")
+                .arg(config.chip.spec().name)
                 .env("XDG_CACHE_HOME", &cache),
             "pre-filling tinygrad's firmware cache",
         );
@@ -281,6 +288,13 @@ impl Tinygrad {
         let elapsed = started.elapsed();
         let stats = server.stats();
         let unclaimed = server.gpus()[0].unclaimed_registers();
+        let log = server.gpus()[0]
+            .log()
+            .lines()
+            .into_iter()
+            .filter(|l| l.level >= nvbare_sim::log::Level::Info)
+            .map(|l| format!("{}: {}", l.unit, l.text))
+            .collect();
         let warnings = server
             .gpus()
             .iter()
@@ -301,6 +315,7 @@ impl Tinygrad {
             stderr: err.join().unwrap_or_default(),
             stats,
             warnings,
+            log,
             unclaimed,
             elapsed,
         }

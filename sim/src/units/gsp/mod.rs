@@ -43,7 +43,9 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use crate::chip::ChipSpec;
 use crate::device::{Cx, Engine, MmuFaultRecord, Signal, Unit};
-use crate::memory::Access;
+use crate::memory::{Access, Target};
+use crate::units::falcon::FalconCore;
+use crate::units::falcon::fwsec::{Fwsec, FwsecCommand, SCRATCH_FRTS, SCRATCH_SB};
 use libos_log::LogMessage;
 use queues::{Queues, SharedArea};
 use rpc::Rm;
@@ -122,12 +124,24 @@ pub struct Gsp {
     /// Events raised by signals, sent once GSP-RM runs.
     pending_errors: Vec<(u32, String)>,
     silent_noted: bool,
+    /// Booter path: the GSP's falcon (FWSEC runs on it; the booter starts its RISC-V core).
+    falcon: Option<FalconCore>,
+    /// Booter path: the VBIOS's FWSEC.
+    fwsec: Option<Fwsec>,
 }
+
+/// The GSP falcon's IMEM and DMEM on the booter path (the simulator's size: FWSEC needs a
+/// few KiB).
+const FALCON_MEM: usize = 64 << 10;
 
 impl Gsp {
     /// Power-on state.
-    pub fn new(_spec: &ChipSpec) -> Gsp {
+    pub fn new(spec: &ChipSpec) -> Gsp {
+        let booter = spec.booter.is_some();
         Gsp {
+            falcon: booter
+                .then(|| FalconCore::new("gsp", GSP_RANGE.0, true, FALCON_MEM, FALCON_MEM)),
+            fwsec: if booter { Fwsec::of(spec) } else { None },
             phase: Phase::Idle,
             mailbox: [0; 2],
             in_reset: false,
@@ -179,13 +193,24 @@ impl Gsp {
                 boot.wpr.wpr_start, boot.wpr.wpr_end, boot.wpr.heap
             ),
         );
-        let args = boot.rm_args.message_queue_init_arguments;
+        self.start_rm(cx, boot.logs, boot.rm_args, boot.wpr);
+    }
+
+    /// GSP-RM starts: it links its message queues from `rm_args` (or halts).
+    fn start_rm(
+        &mut self,
+        cx: &mut Cx,
+        logs: Vec<libos_log::LogBuffer>,
+        rm_args: nvbare_gsp::abi::GspArgumentsCached,
+        wpr: fmc::WprLayout,
+    ) {
+        let args = rm_args.message_queue_init_arguments;
         let linked =
             SharedArea::new(cx.bus, &args).and_then(|area| Queues::link(cx.bus, area, &args));
         match linked {
             Ok(q) => {
                 let (cmd_entries, stat_entries) = q.entries();
-                let mut rm = Rm::new(cx, q, boot.logs, boot.wpr);
+                let mut rm = Rm::new(cx, q, logs, wpr);
                 rm.log(
                     cx,
                     "LOGINIT",
@@ -204,6 +229,101 @@ impl Gsp {
             }
         }
     }
+
+    /// Booter path: `booter_load` started the RISC-V core; GSP-RM boots with the libos
+    /// arguments whose address the driver put in MAILBOX0/1 (`kgspBootstrapRiscvOSEarly_TU102`
+    /// writes them before running the booter; tinygrad's `init_hw` the same).
+    fn booter_started(&mut self, cx: &mut Cx, wpr: fmc::WprLayout) {
+        let Some(f) = self.falcon.as_mut() else {
+            return;
+        };
+        if f.in_reset || !f.riscv_selected() {
+            cx.log.warn(
+                "gsp",
+                "the booter started the GSP's RISC-V core, but the GSP is held in reset or its \
+                 falcon core is selected (RISCV_BCR_CTRL.CORE_SELECT = 0): nothing runs",
+            );
+            return;
+        }
+        if !matches!(self.phase, Phase::Idle | Phase::Halted) {
+            cx.log
+                .warn("gsp", "the booter started a GSP that is not idle; ignored");
+            return;
+        }
+        let args = u64::from(f.mailbox[1]) << 32 | u64::from(f.mailbox[0]);
+        f.riscv_active = true;
+        match fmc::read_libos_args(cx, Target::Bus(args)) {
+            Ok((logs, rm_args)) => self.start_rm(cx, logs, rm_args, wpr),
+            Err(e) => {
+                cx.log.warn(
+                    "gsp",
+                    format!(
+                        "GSP-RM: the libos arguments at {args:#x} (MAILBOX0/1): {}; it halts",
+                        e.why
+                    ),
+                );
+                self.phase = Phase::Halted;
+            }
+        }
+        if let (Phase::Halted, Some(f)) = (&self.phase, self.falcon.as_mut()) {
+            f.riscv_active = false;
+        }
+    }
+
+    /// Booter path: the falcon started; FWSEC runs if that is what it holds.
+    fn run_fwsec(&mut self, cx: &mut Cx) {
+        let (Some(f), Some(fw)) = (self.falcon.as_mut(), self.fwsec.as_ref()) else {
+            return;
+        };
+        let fuse = cx.spec.booter.as_ref().map_or(0, |b| b.fwsec_fuse_version);
+        match fw.run(f, fuse, cx.spec.vram_bytes) {
+            Ok(FwsecCommand::Frts { offset, size }) => {
+                if cx.world.wpr2.1 != 0 {
+                    cx.log.warn(
+                        "gsp",
+                        "FWSEC-FRTS: WPR2 is already up (a previous boot was not unloaded); \
+                         FRTS error 1 in NV_PBUS_VBIOS_SCRATCH(0xe)",
+                    );
+                    cx.world.vbios_scratch.insert(SCRATCH_FRTS, 1 << 16);
+                } else {
+                    let w = fmc::WprLayout {
+                        non_wpr_heap: offset,
+                        wpr_start: offset,
+                        heap: offset,
+                        gsp_fw: offset,
+                        boot_bin: offset,
+                        frts: offset,
+                        wpr_end: offset + size,
+                    };
+                    cx.world.wpr2 = w.registers();
+                    cx.world.vbios_scratch.insert(SCRATCH_FRTS, 0);
+                    cx.log.info(
+                        "gsp",
+                        format!("FWSEC-FRTS: FRTS at {offset:#x}+{size:#x}, WPR2 raised over it"),
+                    );
+                }
+            }
+            Ok(FwsecCommand::Sb) => {
+                cx.world.vbios_scratch.insert(SCRATCH_SB, 0);
+                cx.log.info("gsp", "FWSEC-SB ran");
+            }
+            Err(e) => {
+                cx.log.warn(
+                    "gsp",
+                    format!("the GSP falcon's boot ROM refuses the ucode: {e}"),
+                );
+                cx.world.vbios_scratch.insert(SCRATCH_FRTS, 2 << 16);
+            }
+        }
+        f.halt(f.mailbox[0]);
+    }
+}
+
+/// Booter path: whether a GSP register is the falcon's ([`FalconCore`]): everything but the
+/// GSP's own block at 0x110800..0x110fff (`NV_PGSP_MAILBOX(i)` 0x110804, `NV_PGSP_QUEUE_HEAD/
+/// TAIL(i)` 0x110c00.., dev_gsp.h).
+fn falcon_owned(offset: u32) -> bool {
+    !(0x0011_0800..0x0011_1000).contains(&offset)
 }
 
 /// The `NV2080_ENGINE_TYPE` of an engine.
@@ -263,6 +383,9 @@ impl Unit for Gsp {
     }
 
     fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {
+        if let Some(f) = self.falcon.as_mut().filter(|_| falcon_owned(offset)) {
+            return f.read(cx.now_ns, offset);
+        }
         match offset {
             MAILBOX0 => self.mailbox[0],
             MAILBOX1 => self.mailbox[1],
@@ -281,6 +404,18 @@ impl Unit for Gsp {
     }
 
     fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
+        if let Some(f) = self.falcon.as_mut().filter(|_| falcon_owned(offset)) {
+            f.write(cx, offset, value);
+            if offset == FALCON_ENGINE && value & 1 == 1 && matches!(self.phase, Phase::Rm(_)) {
+                cx.log.warn(
+                    "gsp",
+                    "GSP falcon reset asserted while GSP-RM ran: it halts",
+                );
+                self.phase = Phase::Halted;
+                cx.world.rm_objects = Default::default();
+            }
+            return;
+        }
         match offset {
             MAILBOX0 => self.mailbox[0] = value,
             MAILBOX1 => self.mailbox[1] = value,
@@ -309,6 +444,15 @@ impl Unit for Gsp {
     }
 
     fn step(&mut self, cx: &mut Cx) -> bool {
+        if self.falcon.as_mut().is_some_and(|f| f.take_start()) {
+            self.run_fwsec(cx);
+            return true;
+        }
+        let sequencer_ran = self.regs.get(&rpc::SEQ_MAILBOX2) == Some(&rpc::SEQ_TOKEN)
+            && self
+                .regs
+                .get(&rpc::SEQ_MAILBOX3)
+                .is_some_and(|v| v & 1 == 1);
         match &mut self.phase {
             Phase::TargetMaskLocked {
                 until_ns,
@@ -382,6 +526,7 @@ impl Unit for Gsp {
                     channel_error_events(rm, cx, token, xid, None, &reason);
                 }
                 let doorbell = std::mem::take(&mut self.doorbell);
+                rm.sequencer_ran = sequencer_ran;
                 let p = rm.step(cx, doorbell);
                 cx.world.rm_objects = rm.db.count();
                 if let Some(keep_wpr2) = p.halted {
@@ -389,7 +534,14 @@ impl Unit for Gsp {
                     // LIBOS_INTERRUPT_PROCESSOR_SUSPENDED before the halt
                     // (_kgspIsProcessorSuspended, kernel_gsp_tu102.c).
                     self.mailbox[0] = 0x8000_0000;
-                    if !keep_wpr2 {
+                    if let Some(f) = self.falcon.as_mut() {
+                        f.mailbox[0] = 0x8000_0000;
+                        f.riscv_active = false;
+                        cx.log.info(
+                            "gsp",
+                            "GSP-RM unloaded and halted; WPR2 stays up for the booter unloader",
+                        );
+                    } else if !keep_wpr2 {
                         cx.world.wpr2 = (0, 0);
                         cx.log
                             .info("gsp", "GSP-RM unloaded and halted; WPR2 lowered");
@@ -432,6 +584,7 @@ impl Unit for Gsp {
                     self.pending_errors.push((*token, reason.clone()));
                 }
             }
+            Signal::BooterStartedGsp { wpr } => self.booter_started(cx, *wpr),
             Signal::Reset | Signal::GspHalted => {}
         }
     }

@@ -127,7 +127,7 @@ pub(super) fn run<P: Platform>(
     let diagnostics = DiagnosticsSource::new(shared.logs, opts.logging.clone());
     let rpc = rpc_slot.insert(GspRpc::new(shared.queues, diagnostics));
     rpc.set_reply_timeout_ns(t.rpc_reply_ns);
-    gsp_init::queue_init_rpcs(&*p, rpc, &opts.registry)?;
+    gsp_init::queue_init_rpcs(&*p, chip.arch(), rpc, &opts.registry)?;
     *state = Some(BooterState {
         hal,
         booter_unload: fw.booter.booter_unload.to_vec(),
@@ -221,11 +221,16 @@ fn wait_init_done<P: Platform>(
                 .map_err(BootErrorKind::Rpc)?;
             match msg.body {
                 GspMessage::RunCpuSequencer(program) => {
+                    log::debug!(
+                        "booter: GSP-RM asks for a CPU sequencer program: {:?}",
+                        program.steps
+                    );
                     // The program may halt and restart the core: no watch while it runs.
                     rpc.watch_riscv(false);
                     let ran = sequencer::run(p, p.clock(), hal.booter.falcon(), &program, resume);
                     rpc.watch_riscv(true);
-                    ran.map_err(|e| booter(BooterError::Sequencer(e)))?;
+                    let saved = ran.map_err(|e| booter(BooterError::Sequencer(e)))?;
+                    log::debug!("booter: sequencer ran; register save area {saved:x?}");
                 }
                 _ => break Ok(msg),
             }

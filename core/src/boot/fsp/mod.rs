@@ -53,7 +53,7 @@ pub(super) fn run<P: Platform>(
     let diagnostics = DiagnosticsSource::new(built.logs, opts.logging.clone());
     let rpc = rpc_slot.insert(GspRpc::new(built.queues, diagnostics));
     rpc.set_reply_timeout_ns(t.rpc_reply_ns);
-    gsp_init::queue_init_rpcs(&*p, rpc, &opts.registry)?;
+    gsp_init::queue_init_rpcs(&*p, hal.chip.arch(), rpc, &opts.registry)?;
 
     tl.begin(p.clock(), Stage::Fsp);
     cot::wait_ready(&*p, &hal, tl, fsp_boot_ns)?;

@@ -160,19 +160,22 @@ fn tinygrad_fails_on_a_corrupted_fsp_reply() {
     );
 }
 
-/// tinygrad's own booter-path boot of `chip`, then the round trip; every boot stage is in the
-/// simulator's log, in order.
+/// tinygrad's own booter-path boot of `chip`, then the round trip, twice against the same
+/// GPU: tinygrad leaves WPR2 up, so its second run resets the GPU first (its "WPR2 is up.
+/// Issuing a full reset."), waits for devinit and boots again. Every boot stage is in the
+/// simulator's log, in order, for both runs.
 fn booter_boot(test: &str, chip: SimChip) {
     let Some(tg) = tinygrad(test) else {
         return;
     };
-    let run = tg.run(
+    let run = tg.run_times(
         test,
         config_of(chip, 1, FaultPlan::default()),
         "roundtrip.py",
         &["one"],
         &[("DEBUG", "3")],
         RUN,
+        2,
     );
     println!(
         "{}\n  {}",
@@ -187,13 +190,17 @@ fn booter_boot(test: &str, chip: SimChip) {
         println!("  sim {l}");
     }
     assert_clean(&run);
-    let stages = [
+    let boot = [
         "FWSEC-FRTS: FRTS at",
         "booter_load: WPR meta at",
         "GSP_RUN_CPU_SEQUENCER sent",
         "GSP_INIT_DONE sent",
         "GSP-RM unloaded and halted",
     ];
+    let stages = boot
+        .iter()
+        .chain(&["function-level reset"])
+        .chain(boot.iter());
     let mut from = 0;
     for stage in stages {
         let at = run.log[from..].iter().position(|l| l.contains(stage));
@@ -212,6 +219,17 @@ fn booter_boot(test: &str, chip: SimChip) {
     );
     // tinygrad leaves WPR2 up (no booter unload): its next run resets the GPU first.
     assert!(!run.log.iter().any(|l| l.contains("WPR2 lowered")));
+    assert!(
+        run.stdout.contains("WPR2 is up. Issuing a full reset."),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        run.stdout.matches("ROUNDTRIP ok").count(),
+        2,
+        "{}",
+        run.dump()
+    );
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! - the PROM window `NV_PROM_DATA` (BAR0 0x300000..0x3fffff, 1 MiB: OpenRM
 //!   `s_getBaseBiosMaxSize_TU102`, tinygrad's `prep_ucode` reads it all): the chip's VBIOS
 //!   image, built from the documented structures ([`super::falcon::fwsec`]), zeros after it;
-//! - GFW boot done: `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK` (0x118128)
+//! - GFW boot done (after power-on at once; after a reset once the reboot time,
+//!   `FaultPlan::reboot_ns`, has passed, BAR0 answering meanwhile):
+//!   `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK` (0x118128)
 //!   READ_PROTECTION_LEVEL0 (bit 0) enabled and `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05(0)`
 //!   (0x118234) GFW_BOOT_PROGRESS (7:0) = 0xff COMPLETED (ga102 `dev_gc6_island.h` and its
 //!   addendum; OpenRM checks both before FWSEC-SB, kernel_gsp_frts_tu102.c lines 529-543,
@@ -88,8 +90,11 @@ impl Unit for Gfw {
     fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {
         let b = cx.spec.booter.as_ref();
         match offset {
-            GFW_PLM => 1,
-            GFW_BOOT => 0xff,
+            // Devinit lowers the PLM and writes COMPLETED when it is done; until then after a
+            // reset both read their reset values.
+            GFW_PLM => u32::from(cx.now_ns >= cx.world.gfw_boot_done_ns),
+            GFW_BOOT if cx.now_ns >= cx.world.gfw_boot_done_ns => 0xff,
+            GFW_BOOT => 0,
             BSI_SCRATCH_14 => u32::from(cx.world.boot_stage_3_handoff) << 26,
             BAR1_BLOCK => self.bar1_block,
             o if (PROM..PROM + PROM_SIZE).contains(&o) => {

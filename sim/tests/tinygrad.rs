@@ -184,7 +184,7 @@ fn booter_boot(test: &str, chip: SimChip) {
             .lines()
             .filter(|l| l.starts_with("ROUNDTRIP"))
             .collect::<Vec<_>>()
-            .join("")
+            .join("\n  ")
     );
     for l in &run.log {
         println!("  sim {l}");

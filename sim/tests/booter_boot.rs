@@ -200,3 +200,21 @@ fn the_booter_is_refused_with_wrong_brom_parameters() {
         r.gpu.log().warnings()
     );
 }
+
+#[test]
+fn a_driver_that_reads_the_fuse_boots_a_board_fused_for_the_older_signature() {
+    let faults = FaultPlan {
+        older_fwsec_fuse: true,
+        ..Default::default()
+    };
+    let Some(mut r) = Rig::new(SimChip::Ga102, faults) else {
+        return;
+    };
+    r.prepare_booter();
+    r.boot_booter();
+    assert!(
+        r.gpu.log().warnings().is_empty(),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}

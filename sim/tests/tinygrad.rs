@@ -247,3 +247,39 @@ fn tinygrad_boots_a_ga102_and_round_trips_bytes() {
         SimChip::Ga102,
     );
 }
+
+#[test]
+fn tinygrad_fails_on_a_board_fused_for_the_older_fwsec_signature() {
+    let test = "tinygrad_fails_on_a_board_fused_for_the_older_fwsec_signature";
+    let Some(tg) = tinygrad(test) else {
+        return;
+    };
+    let faults = FaultPlan {
+        older_fwsec_fuse: true,
+        ..Default::default()
+    };
+    let run = tg.run(
+        test,
+        config_of(SimChip::Ad102, 1, faults),
+        "roundtrip.py",
+        &["one"],
+        &[("HCQDEV_WAIT_TIMEOUT_MS", WAIT_MS)],
+        FAILING_RUN,
+    );
+    println!("{}", run.summary());
+    // tinygrad patches FWSEC's last signature whatever the fuse says: the boot ROM refuses it,
+    // WPR2 stays down and tinygrad stops at its own check.
+    assert!(!run.ok, "{}", run.dump());
+    assert!(
+        run.warnings
+            .iter()
+            .any(|w| w.contains("not the one for fuse version 0")),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr.contains("WPR2 is not initialized"),
+        "{}",
+        run.dump()
+    );
+}

@@ -54,6 +54,17 @@ pub struct Gfw {
     bar1_block: u32,
 }
 
+/// The GSP ucode fuse version FWSEC's ucode id has on this chip (one lower with
+/// `FaultPlan::older_fwsec_fuse`).
+pub fn fwsec_fuse_version(cx: &Cx) -> u32 {
+    let v = cx.spec.booter.as_ref().map_or(0, |b| b.fwsec_fuse_version);
+    if cx.faults.older_fwsec_fuse {
+        v.saturating_sub(1)
+    } else {
+        v
+    }
+}
+
 /// The fuse register value for fuse version `v` (highest set bit + 1 = `v`).
 fn fuse_value(v: u32) -> u32 {
     if v == 0 { 0 } else { 1 << (v - 1) }
@@ -118,7 +129,7 @@ impl Unit for Gfw {
             o => {
                 let id = (o - FUSE_GSP_UCODE1) / 4 + 1;
                 b.filter(|b| b.fwsec_ucode_id == id)
-                    .map_or(0, |b| fuse_value(b.fwsec_fuse_version))
+                    .map_or(0, |b| fuse_value(fwsec_fuse_version(cx)))
             }
         }
     }

@@ -129,7 +129,7 @@ impl Unit for Gfw {
             o => {
                 let id = (o - FUSE_GSP_UCODE1) / 4 + 1;
                 b.filter(|b| b.fwsec_ucode_id == id)
-                    .map_or(0, |b| fuse_value(fwsec_fuse_version(cx)))
+                    .map_or(0, |_| fuse_value(fwsec_fuse_version(cx)))
             }
         }
     }

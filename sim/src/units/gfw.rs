@@ -20,7 +20,8 @@
 //!   `+ 4 * (ucodeId - 1)` and take the highest set bit plus one): the simulated chip's fuse
 //!   version for FWSEC's and the booter's ucode ids, 0 for every other id;
 //! - `NV_PBUS_BAR1_BLOCK` (0x1704, tu102 `dev_bus.h`): read back as written (tinygrad
-//!   switches BAR1 to physical mode with 0).
+//!   switches BAR1 to physical mode with 0); each write is a bind that `NV_PBUS_BIND_STATUS`
+//!   (0x1710) shows pending for 50 µs.
 
 use std::sync::Arc;
 
@@ -46,12 +47,21 @@ pub const FUSE_SEC2_UCODE1: u32 = 0x0082_4140;
 pub const FUSE_GSP_UCODE1: u32 = 0x0082_41c0;
 /// `NV_PBUS_BAR1_BLOCK`.
 pub const BAR1_BLOCK: u32 = 0x0000_1704;
+/// `NV_PBUS_BIND_STATUS` (tu102 `dev_bus.h` gives its fields, BAR1_PENDING 0 and
+/// BAR1_OUTSTANDING 1, not its address; nouveau's `tu102_bar_bar1_wait` polls 0x001710 until
+/// bits 1:0 clear, as OpenRM's `kbusBar1InstBlkBind_GM107` polls the register).
+pub const BIND_STATUS: u32 = 0x0000_1710;
+/// How long a BAR1 bind stays pending after the `NV_PBUS_BAR1_BLOCK` write (the simulator's
+/// figure, as `units::mmu`'s for the Hopper register).
+const BIND_NS: u64 = 50_000;
 
 /// The GFW unit.
 #[derive(Debug)]
 pub struct Gfw {
     fwsec: Option<Arc<Fwsec>>,
     bar1_block: u32,
+    /// When the last BAR1 bind completes.
+    bind_done_ns: u64,
 }
 
 /// The GSP ucode fuse version FWSEC's ucode id has on this chip (one lower with
@@ -80,6 +90,7 @@ impl Gfw {
                 .and_then(|_| Fwsec::of(spec))
                 .map(Arc::new),
             bar1_block: 0,
+            bind_done_ns: 0,
         }
     }
 }
@@ -92,7 +103,10 @@ impl Unit for Gfw {
     fn claims(&self, spec: &ChipSpec, offset: u32) -> bool {
         spec.booter.is_some()
             && ((PROM..PROM + PROM_SIZE).contains(&offset)
-                || matches!(offset, GFW_PLM | GFW_BOOT | BSI_SCRATCH_14 | BAR1_BLOCK)
+                || matches!(
+                    offset,
+                    GFW_PLM | GFW_BOOT | BSI_SCRATCH_14 | BAR1_BLOCK | BIND_STATUS
+                )
                 || (VBIOS_SCRATCH..VBIOS_SCRATCH + 0x80).contains(&offset)
                 || (FUSE_SEC2_UCODE1..FUSE_SEC2_UCODE1 + 0x40).contains(&offset)
                 || (FUSE_GSP_UCODE1..FUSE_GSP_UCODE1 + 0x40).contains(&offset))
@@ -108,6 +122,8 @@ impl Unit for Gfw {
             GFW_BOOT => 0,
             BSI_SCRATCH_14 => u32::from(cx.world.boot_stage_3_handoff) << 26,
             BAR1_BLOCK => self.bar1_block,
+            BIND_STATUS if cx.now_ns < self.bind_done_ns => 0b11,
+            BIND_STATUS => 0,
             o if (PROM..PROM + PROM_SIZE).contains(&o) => {
                 let at = (o & !3) as usize - PROM as usize;
                 let rom = self.fwsec.as_ref().map_or(&[][..], |f| &f.vbios.bytes[..]);
@@ -136,7 +152,10 @@ impl Unit for Gfw {
 
     fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
         match offset {
-            BAR1_BLOCK => self.bar1_block = value,
+            BAR1_BLOCK => {
+                self.bar1_block = value;
+                self.bind_done_ns = cx.now_ns + BIND_NS;
+            }
             o if (VBIOS_SCRATCH..VBIOS_SCRATCH + 0x80).contains(&o) => {
                 cx.world.vbios_scratch.insert((o - VBIOS_SCRATCH) / 4, value);
             }

@@ -49,6 +49,7 @@ fn firmware() -> Result<Firmware<'static>, &'static str> {
         fmc: file(0, f),
         gsp: file(u64::from(f), g),
         bootloader: file(u64::from(f) + u64::from(g), b),
+        booter: Default::default(),
     })
 }
 

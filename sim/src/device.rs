@@ -197,6 +197,9 @@ pub struct World {
     pub vbios_scratch: BTreeMap<u32, u32>,
     /// `NV_PGC6_BSI_SECURE_SCRATCH_14.BOOT_STAGE_3_HANDOFF` (writer: the booter).
     pub boot_stage_3_handoff: bool,
+    /// Booter path: when devinit (GFW) finishes after the last reset, on the GPU timer
+    /// (owner: the device's reset; read by the GFW unit).
+    pub gfw_boot_done_ns: u64,
 }
 
 impl World {
@@ -434,13 +437,22 @@ impl SimGpu {
         self.inner.now_ns() < self.inner.reboot_until_ns.load(Ordering::Acquire)
     }
 
+    /// Whether BAR0 is dark while the GPU reboots: on the FSP chips until the FSP has booted
+    /// (`kfspWaitForSecureBoot_GH100`). The booter-path chips answer at once and report
+    /// devinit's progress in `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05` instead, which OpenRM
+    /// polls after a reset (`gpuWaitForGfwBootComplete_TU102`) and tinygrad 0.14.0 polls after
+    /// reading `PMC_BOOT_42` (`NV_FLCN.wait_for_reset`): see [`crate::units::gfw`].
+    fn blanked(&self) -> bool {
+        self.rebooting() && self.inner.spec.boot != crate::chip::BootModel::Booter
+    }
+
     /// Reads the BAR0 register at `offset` (0xffffffff once the device is gone, or while it
     /// reboots after a reset).
     pub fn bar0_read(&self, offset: u32) -> u32 {
         if self.inner.gone.load(Ordering::Acquire) {
             return u32::MAX;
         }
-        if self.rebooting() {
+        if self.blanked() {
             self.inner.note_rebooting_access("read", offset);
             self.inner
                 .traced(Kind::Bar0Read, offset, 4, u32::MAX, "rebooting");
@@ -460,7 +472,7 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return;
         }
-        if self.rebooting() {
+        if self.blanked() {
             self.inner.note_rebooting_access("write", offset);
             self.inner
                 .traced(Kind::Bar0Write, offset, 4, value, "rebooting");
@@ -552,7 +564,10 @@ impl SimGpu {
         self.inner.rebooting_noted.store(false, Ordering::Release);
         st.config.reset();
         self.inner.bus.set_bus_master(st.config.bus_master());
-        st.world = World::default();
+        st.world = World {
+            gfw_boot_done_ns: self.inner.now_ns() + reboot,
+            ..World::default()
+        };
         st.units = units::all(self.inner.spec);
         st.world.signals.push_back(Signal::Reset);
         st.kicked = true;

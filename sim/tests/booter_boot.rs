@@ -200,3 +200,40 @@ fn the_booter_is_refused_with_wrong_brom_parameters() {
         r.gpu.log().warnings()
     );
 }
+
+#[test]
+fn a_driver_that_reads_the_fuse_boots_a_board_fused_for_the_older_signature() {
+    let faults = FaultPlan {
+        older_fwsec_fuse: true,
+        ..Default::default()
+    };
+    let Some(mut r) = Rig::new(SimChip::Ga102, faults) else {
+        return;
+    };
+    r.prepare_booter();
+    r.boot_booter();
+    assert!(
+        r.gpu.log().warnings().is_empty(),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}
+
+#[test]
+fn pramin_moves_with_nv_pbus_bar0_window_and_bar1_binds_show_in_bind_status() {
+    let gpu = nvbare_sim::SimGpu::new(SimChip::Ad102).unwrap();
+    // NV_PBUS_BAR0_WINDOW = VRAM address >> 16; PRAMIN (0x700000) then reads and writes there.
+    let at = 0x1234_0000u64;
+    gpu.bar0_write(0x1700, (at >> 16) as u32);
+    gpu.bar0_write(0x70_0010, 0xfeed_beef);
+    assert_eq!(
+        gpu.bus().vram.read_u64(at + 0x10).unwrap() as u32,
+        0xfeed_beef
+    );
+    assert_eq!(gpu.bar0_read(0x1700), (at >> 16) as u32);
+    // A BAR1_BLOCK write is a bind: NV_PBUS_BIND_STATUS 1:0 pending, then clear.
+    gpu.bar0_write(0x1704, 0);
+    assert_eq!(gpu.bar0_read(0x1710) & 3, 3);
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    assert_eq!(gpu.bar0_read(0x1710) & 3, 0);
+}

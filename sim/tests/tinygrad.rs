@@ -160,19 +160,22 @@ fn tinygrad_fails_on_a_corrupted_fsp_reply() {
     );
 }
 
-/// tinygrad's own booter-path boot of `chip`, then the round trip; every boot stage is in the
-/// simulator's log, in order.
+/// tinygrad's own booter-path boot of `chip`, then the round trip, twice against the same
+/// GPU: tinygrad leaves WPR2 up, so its second run resets the GPU first (its "WPR2 is up.
+/// Issuing a full reset."), waits for devinit and boots again. Every boot stage is in the
+/// simulator's log, in order, for both runs.
 fn booter_boot(test: &str, chip: SimChip) {
     let Some(tg) = tinygrad(test) else {
         return;
     };
-    let run = tg.run(
+    let run = tg.run_times(
         test,
         config_of(chip, 1, FaultPlan::default()),
         "roundtrip.py",
         &["one"],
         &[("DEBUG", "3")],
         RUN,
+        2,
     );
     println!(
         "{}\n  {}",
@@ -181,19 +184,23 @@ fn booter_boot(test: &str, chip: SimChip) {
             .lines()
             .filter(|l| l.starts_with("ROUNDTRIP"))
             .collect::<Vec<_>>()
-            .join("")
+            .join("\n  ")
     );
     for l in &run.log {
         println!("  sim {l}");
     }
     assert_clean(&run);
-    let stages = [
+    let boot = [
         "FWSEC-FRTS: FRTS at",
         "booter_load: WPR meta at",
         "GSP_RUN_CPU_SEQUENCER sent",
         "GSP_INIT_DONE sent",
         "GSP-RM unloaded and halted",
     ];
+    let stages = boot
+        .iter()
+        .chain(&["function-level reset"])
+        .chain(boot.iter());
     let mut from = 0;
     for stage in stages {
         let at = run.log[from..].iter().position(|l| l.contains(stage));
@@ -212,6 +219,17 @@ fn booter_boot(test: &str, chip: SimChip) {
     );
     // tinygrad leaves WPR2 up (no booter unload): its next run resets the GPU first.
     assert!(!run.log.iter().any(|l| l.contains("WPR2 lowered")));
+    assert!(
+        run.stdout.contains("WPR2 is up. Issuing a full reset."),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        run.stdout.matches("ROUNDTRIP ok").count(),
+        2,
+        "{}",
+        run.dump()
+    );
 }
 
 #[test]
@@ -227,5 +245,41 @@ fn tinygrad_boots_a_ga102_and_round_trips_bytes() {
     booter_boot(
         "tinygrad_boots_a_ga102_and_round_trips_bytes",
         SimChip::Ga102,
+    );
+}
+
+#[test]
+fn tinygrad_fails_on_a_board_fused_for_the_older_fwsec_signature() {
+    let test = "tinygrad_fails_on_a_board_fused_for_the_older_fwsec_signature";
+    let Some(tg) = tinygrad(test) else {
+        return;
+    };
+    let faults = FaultPlan {
+        older_fwsec_fuse: true,
+        ..Default::default()
+    };
+    let run = tg.run(
+        test,
+        config_of(SimChip::Ad102, 1, faults),
+        "roundtrip.py",
+        &["one"],
+        &[("HCQDEV_WAIT_TIMEOUT_MS", WAIT_MS)],
+        FAILING_RUN,
+    );
+    println!("{}", run.summary());
+    // tinygrad patches FWSEC's last signature whatever the fuse says: the boot ROM refuses it,
+    // WPR2 stays down and tinygrad stops at its own check.
+    assert!(!run.ok, "{}", run.dump());
+    assert!(
+        run.warnings
+            .iter()
+            .any(|w| w.contains("not the one for fuse version 0")),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr.contains("WPR2 is not initialized"),
+        "{}",
+        run.dump()
     );
 }

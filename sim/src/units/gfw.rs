@@ -3,7 +3,9 @@
 //! - the PROM window `NV_PROM_DATA` (BAR0 0x300000..0x3fffff, 1 MiB: OpenRM
 //!   `s_getBaseBiosMaxSize_TU102`, tinygrad's `prep_ucode` reads it all): the chip's VBIOS
 //!   image, built from the documented structures ([`super::falcon::fwsec`]), zeros after it;
-//! - GFW boot done: `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK` (0x118128)
+//! - GFW boot done (after power-on at once; after a reset once the reboot time,
+//!   `FaultPlan::reboot_ns`, has passed, BAR0 answering meanwhile):
+//!   `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05_PRIV_LEVEL_MASK` (0x118128)
 //!   READ_PROTECTION_LEVEL0 (bit 0) enabled and `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05(0)`
 //!   (0x118234) GFW_BOOT_PROGRESS (7:0) = 0xff COMPLETED (ga102 `dev_gc6_island.h` and its
 //!   addendum; OpenRM checks both before FWSEC-SB, kernel_gsp_frts_tu102.c lines 529-543,
@@ -18,7 +20,8 @@
 //!   `+ 4 * (ucodeId - 1)` and take the highest set bit plus one): the simulated chip's fuse
 //!   version for FWSEC's and the booter's ucode ids, 0 for every other id;
 //! - `NV_PBUS_BAR1_BLOCK` (0x1704, tu102 `dev_bus.h`): read back as written (tinygrad
-//!   switches BAR1 to physical mode with 0).
+//!   switches BAR1 to physical mode with 0); each write is a bind that `NV_PBUS_BIND_STATUS`
+//!   (0x1710) shows pending for 50 µs.
 
 use std::sync::Arc;
 
@@ -44,12 +47,32 @@ pub const FUSE_SEC2_UCODE1: u32 = 0x0082_4140;
 pub const FUSE_GSP_UCODE1: u32 = 0x0082_41c0;
 /// `NV_PBUS_BAR1_BLOCK`.
 pub const BAR1_BLOCK: u32 = 0x0000_1704;
+/// `NV_PBUS_BIND_STATUS` (tu102 `dev_bus.h` gives its fields, BAR1_PENDING 0 and
+/// BAR1_OUTSTANDING 1, not its address; nouveau's `tu102_bar_bar1_wait` polls 0x001710 until
+/// bits 1:0 clear, as OpenRM's `kbusBar1InstBlkBind_GM107` polls the register).
+pub const BIND_STATUS: u32 = 0x0000_1710;
+/// How long a BAR1 bind stays pending after the `NV_PBUS_BAR1_BLOCK` write (the simulator's
+/// figure, as `units::mmu`'s for the Hopper register).
+const BIND_NS: u64 = 50_000;
 
 /// The GFW unit.
 #[derive(Debug)]
 pub struct Gfw {
     fwsec: Option<Arc<Fwsec>>,
     bar1_block: u32,
+    /// When the last BAR1 bind completes.
+    bind_done_ns: u64,
+}
+
+/// The GSP ucode fuse version FWSEC's ucode id has on this chip (one lower with
+/// `FaultPlan::older_fwsec_fuse`).
+pub fn fwsec_fuse_version(cx: &Cx) -> u32 {
+    let v = cx.spec.booter.as_ref().map_or(0, |b| b.fwsec_fuse_version);
+    if cx.faults.older_fwsec_fuse {
+        v.saturating_sub(1)
+    } else {
+        v
+    }
 }
 
 /// The fuse register value for fuse version `v` (highest set bit + 1 = `v`).
@@ -67,6 +90,7 @@ impl Gfw {
                 .and_then(|_| Fwsec::of(spec))
                 .map(Arc::new),
             bar1_block: 0,
+            bind_done_ns: 0,
         }
     }
 }
@@ -79,7 +103,10 @@ impl Unit for Gfw {
     fn claims(&self, spec: &ChipSpec, offset: u32) -> bool {
         spec.booter.is_some()
             && ((PROM..PROM + PROM_SIZE).contains(&offset)
-                || matches!(offset, GFW_PLM | GFW_BOOT | BSI_SCRATCH_14 | BAR1_BLOCK)
+                || matches!(
+                    offset,
+                    GFW_PLM | GFW_BOOT | BSI_SCRATCH_14 | BAR1_BLOCK | BIND_STATUS
+                )
                 || (VBIOS_SCRATCH..VBIOS_SCRATCH + 0x80).contains(&offset)
                 || (FUSE_SEC2_UCODE1..FUSE_SEC2_UCODE1 + 0x40).contains(&offset)
                 || (FUSE_GSP_UCODE1..FUSE_GSP_UCODE1 + 0x40).contains(&offset))
@@ -88,10 +115,15 @@ impl Unit for Gfw {
     fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {
         let b = cx.spec.booter.as_ref();
         match offset {
-            GFW_PLM => 1,
-            GFW_BOOT => 0xff,
+            // Devinit lowers the PLM and writes COMPLETED when it is done; until then after a
+            // reset both read their reset values.
+            GFW_PLM => u32::from(cx.now_ns >= cx.world.gfw_boot_done_ns),
+            GFW_BOOT if cx.now_ns >= cx.world.gfw_boot_done_ns => 0xff,
+            GFW_BOOT => 0,
             BSI_SCRATCH_14 => u32::from(cx.world.boot_stage_3_handoff) << 26,
             BAR1_BLOCK => self.bar1_block,
+            BIND_STATUS if cx.now_ns < self.bind_done_ns => 0b11,
+            BIND_STATUS => 0,
             o if (PROM..PROM + PROM_SIZE).contains(&o) => {
                 let at = (o & !3) as usize - PROM as usize;
                 let rom = self.fwsec.as_ref().map_or(&[][..], |f| &f.vbios.bytes[..]);
@@ -113,14 +145,17 @@ impl Unit for Gfw {
             o => {
                 let id = (o - FUSE_GSP_UCODE1) / 4 + 1;
                 b.filter(|b| b.fwsec_ucode_id == id)
-                    .map_or(0, |b| fuse_value(b.fwsec_fuse_version))
+                    .map_or(0, |_| fuse_value(fwsec_fuse_version(cx)))
             }
         }
     }
 
     fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
         match offset {
-            BAR1_BLOCK => self.bar1_block = value,
+            BAR1_BLOCK => {
+                self.bar1_block = value;
+                self.bind_done_ns = cx.now_ns + BIND_NS;
+            }
             o if (VBIOS_SCRATCH..VBIOS_SCRATCH + 0x80).contains(&o) => {
                 cx.world.vbios_scratch.insert((o - VBIOS_SCRATCH) / 4, value);
             }

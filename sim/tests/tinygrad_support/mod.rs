@@ -222,11 +222,28 @@ impl Tinygrad {
     pub fn run(
         &self,
         test: &str,
+        config: ServeConfig,
+        script: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Run {
+        self.run_times(test, config, script, args, env, timeout, 1)
+    }
+
+    /// As [`Tinygrad::run`], `times` tinygrad processes one after the other against the same
+    /// server (each within `timeout`); the result is the last one's status with everyone's
+    /// output.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_times(
+        &self,
+        test: &str,
         mut config: ServeConfig,
         script: &str,
         args: &[&str],
         env: &[(&str, &str)],
         timeout: Duration,
+        times: usize,
     ) -> Run {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         // A private cache (tinygrad's downloads) and temp dir (its lock files) per run.
@@ -252,39 +269,47 @@ impl Tinygrad {
         let server = serve(config).expect("the server starts");
         let port = server.addr().port().to_string();
         let started = Instant::now();
-        let mut child = Command::new(&self.python)
-            .arg(script_dir.join(script))
-            .args(args)
-            .env("REMOTE", format!("127.0.0.1:{port}"))
-            .env("DEV", "PCI+NV")
-            .env("DEBUG", "1")
-            .env("PYTHONUNBUFFERED", "1")
-            .env("XDG_CACHE_HOME", &cache)
-            .env("TMPDIR", &scratch)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tinygrad's python starts");
-        let out = drain(child.stdout.take().expect("piped"));
-        let err = drain(child.stderr.take().expect("piped"));
-        let clock = SimClock::default();
-        // TIMEOUT: the caller's bound on the whole run (a boot over TCP from Python takes
-        // seconds to tens of seconds; a hang is what the bound catches).
-        let waited = poll_until(
-            &clock,
-            Wait::pausing("tinygrad to finish", timeout.as_nanos() as u64, 20_000_000),
-            || child.try_wait().ok().flatten(),
-        );
-        let status = match waited {
-            Ok(s) => s,
-            Err(t) => {
-                let _ = child.kill();
-                let s = child.wait().expect("the killed child is reaped");
-                eprintln!("{test}: {t}; killed tinygrad");
-                s
-            }
-        };
+        let (mut ok, mut last, mut stdout, mut stderr) =
+            (true, String::new(), String::new(), String::new());
+        for _ in 0..times {
+            let mut child = Command::new(&self.python)
+                .arg(script_dir.join(script))
+                .args(args)
+                .env("REMOTE", format!("127.0.0.1:{port}"))
+                .env("DEV", "PCI+NV")
+                .env("DEBUG", "1")
+                .env("PYTHONUNBUFFERED", "1")
+                .env("XDG_CACHE_HOME", &cache)
+                .env("TMPDIR", &scratch)
+                .envs(env.iter().copied())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("tinygrad's python starts");
+            let out = drain(child.stdout.take().expect("piped"));
+            let err = drain(child.stderr.take().expect("piped"));
+            let clock = SimClock::default();
+            // TIMEOUT: the caller's bound on the whole run (a boot over TCP from Python takes
+            // seconds to tens of seconds; a hang is what the bound catches).
+            let waited = poll_until(
+                &clock,
+                Wait::pausing("tinygrad to finish", timeout.as_nanos() as u64, 20_000_000),
+                || child.try_wait().ok().flatten(),
+            );
+            let status = match waited {
+                Ok(s) => s,
+                Err(t) => {
+                    let _ = child.kill();
+                    let s = child.wait().expect("the killed child is reaped");
+                    eprintln!("{test}: {t}; killed tinygrad");
+                    s
+                }
+            };
+            ok &= status.success();
+            last = status.to_string();
+            stdout += &out.join().unwrap_or_default();
+            stderr += &err.join().unwrap_or_default();
+        }
         let elapsed = started.elapsed();
         let stats = server.stats();
         let unclaimed = server.gpus()[0].unclaimed_registers();
@@ -309,10 +334,10 @@ impl Tinygrad {
         server.stop();
         let _ = std::fs::remove_dir_all(&scratch);
         Run {
-            ok: status.success(),
-            status: status.to_string(),
-            stdout: out.join().unwrap_or_default(),
-            stderr: err.join().unwrap_or_default(),
+            ok,
+            status: last,
+            stdout,
+            stderr,
             stats,
             warnings,
             log,

@@ -31,6 +31,7 @@ impl Files {
                 booter_load: &self.load,
                 booter_unload: &self.unload,
                 vbios: None,
+                generic_bootloader: &[],
             },
         }
     }

@@ -5,8 +5,8 @@
 //!
 //! Mirrors `s_prepareForFwsec_TU102` and `s_vbiosPatchInterfaceData`
 //! (`arch/turing/kernel_gsp_frts_tu102.c`) for descriptor version 3 (GA10x, AD10x: boot from
-//! HS, `s_vbiosFillFlcnUcodeFromDescV3` in `kernel_gsp_fwsec.c`). Version 2 (Turing, GA100)
-//! boots through the generic bootloader and is not prepared here yet.
+//! HS, `s_vbiosFillFlcnUcodeFromDescV3` in `kernel_gsp_fwsec.c`) and version 2 (Turing,
+//! GA100: code and data for the generic bootloader, `s_vbiosFillFlcnUcodeFromDescV2`).
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -73,7 +73,8 @@ impl FwsecCommand {
 /// Why FWSEC cannot be prepared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FwsecError {
-    /// The descriptor is version 2, which needs the generic bootloader.
+    /// The descriptor is version 2, which needs the generic bootloader, and none was given
+    /// (or a version-3 preparation was asked of it).
     NeedsBootloader,
     /// No signature of the image is for the chip's fuse version.
     NoSignatureForFuse {
@@ -106,7 +107,8 @@ impl fmt::Display for FwsecError {
         match self {
             FwsecError::NeedsBootloader => f.write_str(
                 "FWSEC's descriptor is version 2 (Turing, GA100): it runs through the generic \
-                 falcon bootloader, which nvbare does not load yet",
+                 falcon bootloader (gen_bootloader-570.144.bin), which this boot was not \
+                 given; fetch the chip's firmware (nvbare firmware fetch --chip CHIP)",
             ),
             FwsecError::NoSignatureForFuse {
                 fuse_version,

@@ -31,6 +31,7 @@ impl Files {
                 booter_load: &self.load,
                 booter_unload: &self.unload,
                 vbios: None,
+                generic_bootloader: &[],
             },
         }
     }
@@ -98,8 +99,12 @@ fn boot_ok(p: SimPlatform, files: &Files) -> Gsp<SimPlatform> {
 }
 
 fn boot_twice(chip: SimChip) {
+    boot_twice_with(chip, FaultPlan::default());
+}
+
+fn boot_twice_with(chip: SimChip, faults: FaultPlan) {
     let Some(files) = files(chip) else { return };
-    let g = Arc::new(SimGpu::with_faults(chip, FaultPlan::default()).expect("simulated GPU"));
+    let g = Arc::new(SimGpu::with_faults(chip, faults).expect("simulated GPU"));
     let gsp = boot_ok(SimPlatform::new(g), &files);
     let report = gsp.report().clone();
     assert_eq!(
@@ -135,4 +140,18 @@ fn ad102_boots_tears_down_and_boots_again_without_reset() {
 #[test]
 fn ga102_boots_tears_down_and_boots_again_without_reset() {
     boot_twice(SimChip::Ga102);
+}
+
+/// A board fused for FWSEC's older signature: the fuse is read
+/// (`kgspReadUcodeFuseVersion_GA100`) and the signature it names copied, where tinygrad (the
+/// last signature always) leaves WPR2 down.
+#[test]
+fn ad102_fused_for_the_older_fwsec_signature_boots() {
+    boot_twice_with(
+        SimChip::Ad102,
+        FaultPlan {
+            older_fwsec_fuse: true,
+            ..FaultPlan::default()
+        },
+    );
 }

@@ -32,6 +32,25 @@ pub enum HsBoot<'a> {
         /// Signature location, engine mask and ucode id for the boot ROM.
         brom: BromParams,
     },
+    /// TU10x/GA100 FWSEC (`KGSP_FLCN_UCODE_BOOT_WITH_LOADER`): the generic bootloader is
+    /// copied to the top of IMEM by PIO with its `RM_FLCN_BL_DMEM_DESC` at DMEM 0; it DMAs
+    /// the code and data from sysmem itself (`s_prepareHsFalconWithLoader`).
+    WithLoader {
+        /// Bus address of the code buffer.
+        code_bus: u64,
+        /// Bus address of the data buffer.
+        data_bus: u64,
+        /// Offset and size of the non-secure code in the code buffer.
+        imem_ns: (u32, u32),
+        /// Offset and size of the secure code in the code buffer.
+        imem_sec: (u32, u32),
+        /// Bytes of data.
+        data_size: u32,
+        /// The bootloader's code.
+        loader: &'a [u8],
+        /// The bootloader's IMEM start tag (`blStartTag`).
+        loader_start_tag: u32,
+    },
     /// TU10x/GA100 (`KGSP_FLCN_UCODE_BOOT_DIRECT`): the image is copied by PIO: the
     /// non-secure code to IMEM 0, the secure code after it, the data to DMEM 0.
     Direct {
@@ -96,6 +115,37 @@ pub fn execute(
             f.set_brom_params(brom);
             f.set_boot_vector(imem_va);
         }
+        HsBoot::WithLoader {
+            code_bus,
+            data_bus,
+            imem_ns,
+            imem_sec,
+            data_size,
+            loader,
+            loader_start_tag,
+        } => {
+            f.use_physical_sysmem(LOADER_CTX_DMA);
+            f.dmem_pio(
+                0,
+                &loader_dmem_desc(code_bus, data_bus, imem_ns, imem_sec, data_size),
+            )?;
+            let size = (loader.len() as u32).next_multiple_of(BLOCK);
+            let mut code = loader.to_vec();
+            code.resize(size as usize, 0);
+            let imem_blocks = u32::from(
+                crate::regs::falcon::FalconHwcfg::read(f.bar(), f.engine().base()).imem_size(),
+            );
+            let dst = imem_blocks
+                .checked_sub(size / BLOCK)
+                .ok_or(FalconError::BadLoad {
+                    engine: f.engine(),
+                    what: "a bootloader larger than IMEM, bytes",
+                    value: size.into(),
+                })?;
+            let tag = loader_start_tag << 8;
+            f.imem_pio(dst * BLOCK, &code, false, tag)?;
+            f.set_boot_vector(tag);
+        }
         HsBoot::Direct {
             image,
             imem_ns,
@@ -134,4 +184,45 @@ pub fn execute(
     let halted = f.wait_halted(halt_ns);
     let out = f.mailboxes();
     halted.map(|()| out)
+}
+
+/// The DMA context the generic bootloader uses (`PHYS_SYS_NCOH` by its numbering; OpenRM
+/// points `FBIF_TRANSCFG(4)` at physical coherent sysmem).
+const LOADER_CTX_DMA: u32 = 4;
+
+/// `RM_FLCN_BL_DMEM_DESC` (rmflcnbl.h, 84 bytes): reserved[4], signature[4] (zero),
+/// `ctxDma`, `codeDmaBase` (lo, hi), the non-secure and secure code's offset and size,
+/// `codeEntryPoint` 0, `dataDmaBase` (lo, hi), `dataSize`, `argc` 0, `argv` 0.
+pub fn loader_dmem_desc(
+    code_bus: u64,
+    data_bus: u64,
+    imem_ns: (u32, u32),
+    imem_sec: (u32, u32),
+    data_size: u32,
+) -> alloc::vec::Vec<u8> {
+    // CAST: the halves of the bus addresses.
+    let words = [
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        LOADER_CTX_DMA,
+        code_bus as u32,
+        (code_bus >> 32) as u32,
+        imem_ns.0,
+        imem_ns.1,
+        imem_sec.0,
+        imem_sec.1,
+        0,
+        data_bus as u32,
+        (data_bus >> 32) as u32,
+        data_size,
+        0,
+        0,
+    ];
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }

@@ -107,6 +107,8 @@ impl Bar0 for FakeFalcon {
             }
             // DMATRFCMD: idle, never full.
             0x118 => 0b10,
+            // HWCFG: 64 KiB of IMEM (256 blocks).
+            0x108 => 0x100,
             // BCR_CTRL: VALID follows every write.
             0x1668 => self.reg(0x1668) | 1,
             // PMC_BOOT_0 is outside the falcon: 0x0a000000 would be absolute.
@@ -388,4 +390,36 @@ fn start_cpu_uses_the_alias_when_enabled() {
     f.start_cpu();
     assert_eq!(bar.reg(0x130), 2);
     assert!(f.halted());
+}
+
+#[test]
+fn the_generic_bootloader_goes_to_the_top_of_imem_with_its_descriptor_in_dmem() {
+    let bar = FakeFalcon::new(GSP);
+    let c = clock();
+    let f = Falcon::new(&bar, &c, Engine::Gsp, &Tu102);
+    let loader: Vec<u8> = (0..300u32).map(|i| i as u8 | 1).collect();
+    let boot = HsBoot::WithLoader {
+        code_bus: 0x1_2345_6000,
+        data_bus: 0x2_0000_0000,
+        imem_ns: (0, 0x100),
+        imem_sec: (0x100, 0x200),
+        data_size: 0x400,
+        loader: &loader,
+        loader_start_tag: 0xfd,
+    };
+    execute(&f, &boot, None, 1_000_000).unwrap();
+    // 300 bytes round up to 2 blocks: IMEM blocks 254 and 255.
+    assert_eq!(&bar.imem.borrow()[254 * 256..254 * 256 + 300], &loader[..]);
+    assert_eq!(bar.imem_tags.borrow()[0].1, 0xfd);
+    assert_eq!(bar.reg(0x104), 0xfd00, "BOOTVEC = blStartTag << 8");
+    let d = bar.dmem.borrow();
+    let w = |i: usize| u32::from_le_bytes(d[4 * i..4 * i + 4].try_into().unwrap());
+    assert_eq!((w(8), w(9), w(10)), (4, 0x2345_6000, 1));
+    assert_eq!((w(11), w(12), w(13), w(14)), (0, 0x100, 0x100, 0x200));
+    assert_eq!((w(16), w(17), w(18)), (0, 2, 0x400));
+    assert_eq!(
+        bar.reg(0x600 + 16) & 0b111,
+        0b101,
+        "TRANSCFG(4) physical coherent sysmem"
+    );
 }

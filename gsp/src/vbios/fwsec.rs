@@ -8,11 +8,13 @@
 //! HS, `s_vbiosFillFlcnUcodeFromDescV3` in `kernel_gsp_fwsec.c`). Version 2 (Turing, GA100)
 //! boots through the generic bootloader and is not prepared here yet.
 
+use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
 use super::falcon_ucode::{
-    CMD_FRTS, CMD_SB, DMEM_MAPPER_INIT_CMD, FwsecDesc, FwsecDescV3, FwsecInfo, SIGNATURE_SIZE,
+    CMD_FRTS, CMD_SB, DMEM_MAPPER_INIT_CMD, DmemMapper, FwsecDesc, FwsecDescV2, FwsecDescV3,
+    FwsecInfo, SIGNATURE_SIZE,
 };
 
 /// `FWSECLIC_FRTS_REGION_MEDIA_FB`.
@@ -165,6 +167,94 @@ pub fn signature_index(fuse_version: u32, versions: u16) -> Option<usize> {
     Some((u32::from(versions) & (bit - 1)).count_ones() as usize)
 }
 
+/// Writes `cmd` into the DMEM mapper of `dmem` (`s_vbiosPatchInterfaceData`): `init_cmd`,
+/// then the command buffer.
+fn patch_mapper(dmem: &mut [u8], m: &DmemMapper, cmd: FwsecCommand) -> Result<(), FwsecError> {
+    let buffer = cmd.buffer();
+    let init = m.dmem_offset as usize + DMEM_MAPPER_INIT_CMD;
+    let cmd_at = m.cmd_in_buffer_offset as usize;
+    let room_ok = buffer.len() <= m.cmd_in_buffer_size as usize
+        && cmd_at + buffer.len() <= dmem.len()
+        && init + 4 <= dmem.len();
+    if !room_ok {
+        return Err(FwsecError::CommandBuffer {
+            len: buffer.len(),
+            room: m.cmd_in_buffer_size,
+        });
+    }
+    dmem[init..init + 4].copy_from_slice(&cmd.code().to_le_bytes());
+    dmem[cmd_at..cmd_at + buffer.len()].copy_from_slice(&buffer);
+    Ok(())
+}
+
+/// FWSEC with a version-2 descriptor (Turing, GA100), laid out as
+/// `s_vbiosFillFlcnUcodeFromDescV2` lays it in memory for the generic bootloader: the IMEM
+/// image at `IMEMPhysBase` of a code buffer, the DMEM image at `DMEMPhysBase` of a data
+/// buffer (both 256-byte aligned), the DMEM mapper patched. Version 2 carries no signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreparedFwsecV2 {
+    /// The code buffer.
+    pub code: Vec<u8>,
+    /// The data buffer.
+    pub data: Vec<u8>,
+    /// The descriptor.
+    pub desc: FwsecDescV2,
+}
+
+impl PreparedFwsecV2 {
+    /// Offset and size of the non-secure code (`imemNsPa`, `IMEMLoadSize - IMEMSecSize`).
+    pub fn imem_ns(&self) -> (u32, u32) {
+        let d = &self.desc;
+        (
+            d.imem_phys_base,
+            d.imem_load_size.saturating_sub(d.imem_sec_size),
+        )
+    }
+
+    /// Offset and size of the secure code (`IMEMSecBase - IMEMVirtBase + IMEMPhysBase`,
+    /// `IMEMSecSize` aligned up to 256).
+    pub fn imem_sec(&self) -> (u32, u32) {
+        let d = &self.desc;
+        (
+            d.imem_sec_base
+                .wrapping_sub(d.imem_virt_base)
+                .wrapping_add(d.imem_phys_base),
+            d.imem_sec_size.next_multiple_of(256),
+        )
+    }
+}
+
+/// Copies a version-2 FWSEC out of `rom` and patches it for `cmd`.
+pub fn prepare_v2(
+    rom: &[u8],
+    info: &FwsecInfo,
+    cmd: FwsecCommand,
+) -> Result<PreparedFwsecV2, FwsecError> {
+    let FwsecDesc::V2(desc) = info.desc else {
+        return Err(FwsecError::OutsideRom);
+    };
+    let imem_len = desc.imem_load_size as usize;
+    let code_at = desc.imem_phys_base as usize;
+    let mut code = vec![0u8; (code_at + imem_len).next_multiple_of(256)];
+    let imem = rom
+        .get(info.ucode_offset..info.ucode_offset + imem_len)
+        .ok_or(FwsecError::OutsideRom)?;
+    code[code_at..code_at + imem_len].copy_from_slice(imem);
+    let (dmem_rom, dmem_len) = info.dmem;
+    let data_at = desc.dmem_phys_base as usize;
+    let mut data = vec![0u8; (data_at + dmem_len).next_multiple_of(256)];
+    let dmem = rom
+        .get(dmem_rom..dmem_rom + dmem_len)
+        .ok_or(FwsecError::OutsideRom)?;
+    data[data_at..data_at + dmem_len].copy_from_slice(dmem);
+    patch_mapper(
+        &mut data[data_at..data_at + dmem_len],
+        &info.dmem_mapper,
+        cmd,
+    )?;
+    Ok(PreparedFwsecV2 { code, data, desc })
+}
+
 /// Copies FWSEC out of `rom` (the bytes from the ROM's start, as [`FwsecInfo`]'s offsets
 /// are) and patches it for `cmd` with the signature for `fuse_version`.
 pub fn prepare(
@@ -184,23 +274,10 @@ pub fn prepare(
     let dmem_at = desc.imem_load_size as usize;
     let dmem_len = desc.dmem_load_size as usize;
     let m = &info.dmem_mapper;
-    let buffer = cmd.buffer();
-    let room_ok = buffer.len() <= m.cmd_in_buffer_size as usize
-        && (m.cmd_in_buffer_offset as usize + buffer.len()) <= dmem_len
-        && (m.dmem_offset as usize + DMEM_MAPPER_INIT_CMD + 4) <= dmem_len;
-    if !room_ok {
-        return Err(FwsecError::CommandBuffer {
-            len: buffer.len(),
-            room: m.cmd_in_buffer_size,
-        });
-    }
     let dmem = image
         .get_mut(dmem_at..dmem_at + dmem_len)
         .ok_or(FwsecError::OutsideRom)?;
-    let init = m.dmem_offset as usize + DMEM_MAPPER_INIT_CMD;
-    dmem[init..init + 4].copy_from_slice(&cmd.code().to_le_bytes());
-    let cmd_at = m.cmd_in_buffer_offset as usize;
-    dmem[cmd_at..cmd_at + buffer.len()].copy_from_slice(&buffer);
+    patch_mapper(dmem, m, cmd)?;
 
     let index = signature_index(fuse_version, desc.signature_versions).ok_or(
         FwsecError::NoSignatureForFuse {
@@ -308,6 +385,40 @@ mod tests {
         // A fuse version the image does not carry is an error that says what to do.
         let e = prepare(rom, &info, FwsecCommand::Sb, 14).unwrap_err();
         assert!(alloc::format!("{e}").contains("flash"), "{e}");
+    }
+
+    #[test]
+    fn version_2_lays_out_code_and_data_for_the_generic_bootloader() {
+        let built = build::build(&Spec {
+            desc_version: 2,
+            ..Spec::default()
+        });
+        let v = parse(&built.bytes).unwrap();
+        let info = v.fwsec.clone().unwrap();
+        let rom = &built.bytes[v.rom_start..];
+        let p = prepare_v2(
+            rom,
+            &info,
+            FwsecCommand::Frts {
+                offset: 0x1000_0000,
+            },
+        )
+        .unwrap();
+        let d = p.desc;
+        assert_eq!(p.code.len() % 256, 0);
+        let at = d.imem_phys_base as usize;
+        assert_eq!(
+            &p.code[at..at + d.imem_load_size as usize],
+            &rom[info.ucode_offset..info.ucode_offset + d.imem_load_size as usize]
+        );
+        let m = info.dmem_mapper;
+        let data = &p.data[d.dmem_phys_base as usize..];
+        let i = m.dmem_offset as usize + DMEM_MAPPER_INIT_CMD;
+        assert_eq!(
+            u32::from_le_bytes(data[i..i + 4].try_into().unwrap()),
+            CMD_FRTS
+        );
+        assert_eq!(p.imem_ns().1 + d.imem_sec_size, d.imem_load_size);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use nvbare_core::boot::booter::BooterUcode;
 use nvbare_core::boot::{Firmware, FirmwareFile};
-use nvbare_core::chip::{BootPath, Chip};
+use nvbare_core::chip::{Arch, BootPath, Chip};
 use nvbare_firmware_fetch::{
     Cache, FetchError, FetchOptions, FirmwareChip, PinnedFile, Progress, Source, fetch,
     read_verified,
@@ -37,6 +37,8 @@ pub struct FirmwareFiles {
     pub booter_load: Vec<u8>,
     /// `booter_unload-570.144.bin` (empty on the FSP path).
     pub booter_unload: Vec<u8>,
+    /// `gen_bootloader-570.144.bin` (Turing, GA100: their FWSEC runs through it).
+    pub generic_bootloader: Vec<u8>,
     /// Whether they were fetched into the cache now.
     pub fetched: bool,
 }
@@ -52,6 +54,7 @@ impl FirmwareFiles {
                 booter_load: &self.booter_load,
                 booter_unload: &self.booter_unload,
                 vbios: None,
+                generic_bootloader: &self.generic_bootloader,
             },
         }
     }
@@ -71,19 +74,22 @@ pub fn fetch_command(chip: &str, dir: &Path) -> String {
 }
 
 /// The files a boot may take, in the order of [`FirmwareFiles`]' fields.
-const BOOT_FILES: [&str; 5] = [
+const BOOT_FILES: [&str; 6] = [
     FirmwareFile::Fmc.file_name(),
     FirmwareFile::GspRm.file_name(),
     FirmwareFile::Bootloader.file_name(),
     BooterUcode::Load.file_name(),
     BooterUcode::Unload.file_name(),
+    "gen_bootloader-570.144.bin",
 ];
 
 /// Which of [`BOOT_FILES`] a chip's boot path needs.
-fn needed(chip: Chip) -> [bool; 5] {
+fn needed(chip: Chip) -> [bool; 6] {
+    // Turing and GA100 carry FWSEC v2, which runs through the generic bootloader.
+    let generic = chip.arch() == Arch::Turing || chip == Chip::GA100;
     match chip.arch().boot_path() {
-        BootPath::FspChainOfTrust => [true, true, true, false, false],
-        BootPath::Sec2Booter => [false, true, true, true, true],
+        BootPath::FspChainOfTrust => [true, true, true, false, false, false],
+        BootPath::Sec2Booter => [false, true, true, true, true, generic],
     }
 }
 
@@ -93,8 +99,8 @@ fn read_cached(
     cache: &Cache,
     files: &[&'static PinnedFile],
     chip: Chip,
-) -> Result<Option<[Vec<u8>; 5]>, FetchError> {
-    let mut got: [Option<Vec<u8>>; 5] = Default::default();
+) -> Result<Option<[Vec<u8>; 6]>, FetchError> {
+    let mut got: [Option<Vec<u8>>; 6] = Default::default();
     for f in files {
         // Files a boot does not use (none in the pinned set of the chips the VFIO path
         // boots) are not read.
@@ -163,13 +169,21 @@ pub fn load(chip: Chip, source: &FirmwareSource) -> Result<FirmwareFiles, CliErr
                 })?
         }
     };
-    let [fmc, gsp, bootloader, booter_load, booter_unload] = bytes;
+    let [
+        fmc,
+        gsp,
+        bootloader,
+        booter_load,
+        booter_unload,
+        generic_bootloader,
+    ] = bytes;
     Ok(FirmwareFiles {
         fmc,
         gsp,
         bootloader,
         booter_load,
         booter_unload,
+        generic_bootloader,
         fetched,
     })
 }

@@ -19,6 +19,8 @@ pub struct Files {
     pub booter_load: Vec<u8>,
     /// `booter_unload-570.144.bin` (booter-path chips; empty otherwise).
     pub booter_unload: Vec<u8>,
+    /// `gen_bootloader-570.144.bin` (Turing, GA100; empty otherwise).
+    pub generic_bootloader: Vec<u8>,
 }
 
 impl Files {
@@ -32,6 +34,7 @@ impl Files {
                 booter_load: &self.booter_load,
                 booter_unload: &self.booter_unload,
                 vbios: None,
+                generic_bootloader: &self.generic_bootloader,
             },
         }
     }
@@ -58,6 +61,7 @@ pub fn load(dir: &str) -> Option<Files> {
             bootloader,
             booter_load: Vec::new(),
             booter_unload: Vec::new(),
+            generic_bootloader: Vec::new(),
         }),
         // The booter-path chips (Turing to Ada) have no FMC but the booter files.
         (None, Some(gsp), Some(bootloader)) => match (read("booter_load"), read("booter_unload")) {
@@ -67,6 +71,7 @@ pub fn load(dir: &str) -> Option<Files> {
                 bootloader,
                 booter_load,
                 booter_unload,
+                generic_bootloader: read("gen_bootloader").unwrap_or_default(),
             }),
             _ => None,
         },

@@ -73,6 +73,8 @@ pub enum BooterError {
         /// The error code, where there is one.
         code: u16,
     },
+    /// `gen_bootloader-570.144.bin` (Turing, GA100) is malformed.
+    GenericBootloader(FirmwareError),
     /// A booter file is missing or malformed.
     BooterFile {
         /// Which.
@@ -116,7 +118,9 @@ impl BooterError {
                  vbios --device BDF`, or pass the board's ROM file"
             }
             BooterError::Fwsec(_) => "the VBIOS's FWSEC does not fit this chip: see above",
-            BooterError::BooterFile { .. } | BooterError::BooterSignature { .. } => {
+            BooterError::BooterFile { .. }
+            | BooterError::BooterSignature { .. }
+            | BooterError::GenericBootloader(_) => {
                 "fetch the chip's firmware again: nvbare firmware fetch --chip CHIP"
             }
             BooterError::Wpr2StillUpAfterUnload => {
@@ -168,6 +172,7 @@ impl fmt::Display for BooterError {
             BooterError::SbFailed { what, code } => {
                 write!(f, "FWSEC-SB: {what} (error code {code:#x})")
             }
+            BooterError::GenericBootloader(e) => write!(f, "gen_bootloader-570.144.bin: {e}"),
             BooterError::BooterFile { ucode, source } => {
                 write!(f, "{}: {source}", ucode.file_name())
             }

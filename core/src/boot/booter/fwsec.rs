@@ -9,7 +9,8 @@
 
 use alloc::vec::Vec;
 
-use nvbare_gsp::vbios::fwsec::{FwsecCommand, prepare};
+use nvbare_gsp::firmware::GenericBootloader;
+use nvbare_gsp::vbios::fwsec::{FwsecCommand, FwsecError, prepare, prepare_v2};
 use nvbare_gsp::vbios::{self, FwsecDesc, FwsecInfo, VbiosError};
 
 use super::error::BooterError;
@@ -71,7 +72,9 @@ fn booter(e: BooterError) -> BootErrorKind {
 }
 
 /// Runs FWSEC with `cmd` on the GSP falcon (reset first), from `rom` (the bytes from the
-/// ROM's start) and its parsed `info`, then checks what the command should have done.
+/// ROM's start) and its parsed `info`, then checks what the command should have done. A
+/// version-2 FWSEC (Turing, GA100) runs through `generic_bootloader`.
+#[allow(clippy::too_many_arguments)]
 pub fn run<P: Platform>(
     p: &mut P,
     memory: &mut BootMemory,
@@ -79,11 +82,14 @@ pub fn run<P: Platform>(
     rom: &[u8],
     info: &FwsecInfo,
     cmd: FwsecCommand,
+    generic_bootloader: &[u8],
     halt_ns: u64,
 ) -> Result<(), BootErrorKind> {
     let ucode_id = match info.desc {
         FwsecDesc::V3(d) => u32::from(d.ucode_id),
-        FwsecDesc::V2(_) => 0,
+        FwsecDesc::V2(_) => {
+            return run_v2(p, memory, hal, rom, info, cmd, generic_bootloader, halt_ns);
+        }
     };
     let fuse = fuse_version(&*p, hal, FuseEngine::Gsp, ucode_id);
     let prepared = prepare(rom, info, cmd, fuse).map_err(|e| booter(BooterError::Fwsec(e)))?;
@@ -110,6 +116,43 @@ pub fn run<P: Platform>(
         FwsecCommand::Frts { .. } => "FWSEC-FRTS on the GSP falcon",
         FwsecCommand::Sb => "FWSEC-SB on the GSP falcon",
     };
+    let falcon = |source| booter(BooterError::Falcon { step, source });
+    gsp.reset().map_err(falcon)?;
+    execute(&gsp, &boot, None, halt_ns).map_err(falcon)?;
+    check(&*p, cmd).map_err(booter)
+}
+
+/// A version-2 FWSEC through the generic bootloader (`s_prepareHsFalconWithLoader`).
+#[allow(clippy::too_many_arguments)]
+fn run_v2<P: Platform>(
+    p: &mut P,
+    memory: &mut BootMemory,
+    hal: &BooterChipHal,
+    rom: &[u8],
+    info: &FwsecInfo,
+    cmd: FwsecCommand,
+    generic_bootloader: &[u8],
+    halt_ns: u64,
+) -> Result<(), BootErrorKind> {
+    if generic_bootloader.is_empty() {
+        return Err(booter(BooterError::Fwsec(FwsecError::NeedsBootloader)));
+    }
+    let bl = GenericBootloader::parse(generic_bootloader)
+        .map_err(|e| booter(BooterError::GenericBootloader(e)))?;
+    let prepared = prepare_v2(rom, info, cmd).map_err(|e| booter(BooterError::Fwsec(e)))?;
+    let code_bus = alloc_region(p, memory, Region::Fwsec, &prepared.code)?;
+    let data_bus = alloc_region(p, memory, Region::Fwsec, &prepared.data)?;
+    let boot = HsBoot::WithLoader {
+        code_bus,
+        data_bus,
+        imem_ns: prepared.imem_ns(),
+        imem_sec: prepared.imem_sec(),
+        data_size: prepared.desc.dmem_load_size,
+        loader: bl.code(),
+        loader_start_tag: bl.desc.start_tag,
+    };
+    let gsp = Falcon::new(&*p, p.clock(), Engine::Gsp, hal.booter.falcon());
+    let step = "FWSEC (through the generic bootloader) on the GSP falcon";
     let falcon = |source| booter(BooterError::Falcon { step, source });
     gsp.reset().map_err(falcon)?;
     execute(&gsp, &boot, None, halt_ns).map_err(falcon)?;

@@ -57,6 +57,9 @@ pub struct BooterFirmware<'a> {
     pub booter_unload: &'a [u8],
     /// The board's VBIOS (a ROM file, sysfs `rom`); `None` reads BAR0's PROM window.
     pub vbios: Option<&'a [u8]>,
+    /// `gen_bootloader-570.144.bin` (Turing, GA100: FWSEC v2 runs through it; empty
+    /// elsewhere).
+    pub generic_bootloader: &'a [u8],
 }
 
 /// What teardown needs of the booter path, kept with the booted GSP-RM.
@@ -70,6 +73,8 @@ pub struct BooterState {
     pub rom: Vec<u8>,
     /// FWSEC as the ROM holds it.
     pub fwsec: FwsecInfo,
+    /// The generic bootloader (Turing, GA100).
+    pub generic_bootloader: Vec<u8>,
 }
 
 fn booter(e: BooterError) -> BootErrorKind {
@@ -133,13 +138,15 @@ pub(super) fn run<P: Platform>(
         booter_unload: fw.booter.booter_unload.to_vec(),
         rom: rom.clone(),
         fwsec: info.clone(),
+        generic_bootloader: fw.booter.generic_bootloader.to_vec(),
     });
 
     tl.begin(p.clock(), Stage::Fwsec);
     let frts = FwsecCommand::Frts {
         offset: meta.frts_offset,
     };
-    fwsec::run(p, memory, &hal, &rom, &info, frts, t.halt_ns)?;
+    let gen_bl = fw.booter.generic_bootloader;
+    fwsec::run(p, memory, &hal, &rom, &info, frts, gen_bl, t.halt_ns)?;
 
     tl.begin(p.clock(), Stage::Booter);
     {

@@ -240,6 +240,7 @@ mod tests {
                         }
                         assert_eq!(imem_ns.1 % 4, 0);
                     }
+                    HsBoot::WithLoader { .. } => panic!("booters load directly"),
                 }
                 checked += 1;
             }

@@ -30,9 +30,9 @@ pub fn run<P: Platform>(
 ) -> (BooterTeardown, Option<BootErrorKind>) {
     let mut done = BooterTeardown::default();
     let mut first = None;
-    // FWSEC v2 (Turing, GA100) needs the generic bootloader, which is not loaded yet: SB is
-    // skipped there, as it is when FWSEC cannot be prepared.
-    if matches!(state.fwsec.desc, FwsecDesc::V3(_)) {
+    // FWSEC v2 (Turing, GA100) runs through the generic bootloader; without one SB is
+    // skipped.
+    if matches!(state.fwsec.desc, FwsecDesc::V3(_)) || !state.generic_bootloader.is_empty() {
         match fwsec::run(
             p,
             memory,
@@ -40,6 +40,7 @@ pub fn run<P: Platform>(
             &state.rom,
             &state.fwsec,
             FwsecCommand::Sb,
+            &state.generic_bootloader,
             halt_ns,
         ) {
             Ok(()) => done.fwsec_sb = true,

@@ -42,6 +42,7 @@ impl BooterFiles {
                 booter_load: &self.load,
                 booter_unload: &self.unload,
                 vbios: None,
+                generic_bootloader: &[],
             },
         }
     }

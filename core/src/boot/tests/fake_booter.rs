@@ -187,19 +187,16 @@ impl Device {
         let at = build::MAPPER + 44;
         let cmd = u32::from_le_bytes(d[at..at + 4].try_into().unwrap());
         self.booter_seen.fwsec.push((cmd, d[build::PKC_DATA]));
-        match cmd {
-            0x15 => {
-                let c = build::CMD_IN.0 as usize;
-                let w =
-                    |i: usize| u32::from_le_bytes(d[c + 4 * i..c + 4 * i + 4].try_into().unwrap());
-                // FRTS region descriptor after the 24-byte read-VBIOS descriptor.
-                let (offset_4k, size_4k) = (w(8), w(9));
-                // WPR2_ADDR_LO/HI hold the 4 KiB address in bits 31:4 (`_VAL`).
-                if self.script.frts_error == 0 {
-                    self.wpr2 = (offset_4k << 4, (offset_4k + size_4k) << 4);
-                }
+        // FRTS (0x15) raises WPR2; SB (0x19) changes nothing the fake models.
+        if cmd == 0x15 {
+            let c = build::CMD_IN.0 as usize;
+            let w = |i: usize| u32::from_le_bytes(d[c + 4 * i..c + 4 * i + 4].try_into().unwrap());
+            // FRTS region descriptor after the 24-byte read-VBIOS descriptor.
+            let (offset_4k, size_4k) = (w(8), w(9));
+            // WPR2_ADDR_LO/HI hold the 4 KiB address in bits 31:4 (`_VAL`).
+            if self.script.frts_error == 0 {
+                self.wpr2 = (offset_4k << 4, (offset_4k + size_4k) << 4);
             }
-            _ => {}
         }
     }
 

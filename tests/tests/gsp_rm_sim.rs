@@ -89,12 +89,10 @@ fn end_to_end(chip: SimChip) {
     close_clean(gpu, &g);
 }
 
-/// The booter-path chips end to end as far as the simulator models them: the boot through
-/// FWSEC and the SEC2 booter, RM over GSP-RM (MMU ver2 page tables, BAR1 through
-/// `NV_PBUS_BAR1_BLOCK`), allocations, a 256 MiB copy round trip, close (FWSEC-SB,
-/// `booter_unload`), and a second open without a reset. The vector add is left out: the
-/// simulator refuses QMD v3 launches (it checks a `QMD_TYPE` that V03_00 does not have) and
-/// knows no sm_86/sm_89 kernel yet.
+/// The booter-path chips end to end: the boot through FWSEC and the SEC2 booter, RM over
+/// GSP-RM (MMU ver2 page tables, BAR1 through `NV_PBUS_BAR1_BLOCK`), allocations, a 256 MiB
+/// copy round trip, a vector add with a QMD v3, close (FWSEC-SB, `booter_unload`), and a
+/// second open without a reset.
 fn booter_end_to_end(chip: SimChip) {
     let Some(files) = files(chip) else { return };
     let g = sim(chip, FaultPlan::default());
@@ -107,6 +105,7 @@ fn booter_end_to_end(chip: SimChip) {
     scenarios::allocations(&mut gpu);
     let t = scenarios::copy_round_trip(&mut gpu, 256 << 20);
     eprintln!("{t:?}");
+    scenarios::vector_add(&mut gpu, 1 << 20);
     let p = close_clean(gpu, &g);
     let gpu = gsp_suite::open(p, &files, &roomy_options(), sim_log);
     assert!(
@@ -117,12 +116,12 @@ fn booter_end_to_end(chip: SimChip) {
 }
 
 #[test]
-fn ad102_boot_alloc_copy_close_reopen() {
+fn ad102_boot_alloc_copy_launch_close_reopen() {
     booter_end_to_end(SimChip::Ad102);
 }
 
 #[test]
-fn ga102_boot_alloc_copy_close_reopen() {
+fn ga102_boot_alloc_copy_launch_close_reopen() {
     booter_end_to_end(SimChip::Ga102);
 }
 

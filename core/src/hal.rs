@@ -24,6 +24,15 @@ pub trait Bar0 {
     fn write32(&self, offset: u32, value: u32);
 }
 
+impl<B: Bar0 + ?Sized> Bar0 for &B {
+    fn read32(&self, offset: u32) -> u32 {
+        (**self).read32(offset)
+    }
+    fn write32(&self, offset: u32, value: u32) {
+        (**self).write32(offset, value)
+    }
+}
+
 /// A monotonic clock and a short delay, for polling with timeouts.
 pub trait Clock {
     /// Nanoseconds since an arbitrary, fixed origin.

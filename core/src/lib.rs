@@ -12,6 +12,7 @@ pub mod chip;
 pub mod compute;
 pub mod copy;
 pub mod cubin;
+pub mod falcon;
 pub mod fault_names;
 pub mod gpfifo;
 pub mod gpu;

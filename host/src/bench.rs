@@ -25,10 +25,21 @@ pub const SM120_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/ker
 pub fn kernels_for(sm: u32) -> &'static [u8] {
     match sm {
         120 => SM120_KERNELS,
+        89 => SM89_KERNELS,
+        86 => SM86_KERNELS,
+        80 => SM80_KERNELS,
         100 => BENCH_CUBIN_SM100,
         _ => BENCH_CUBIN,
     }
 }
+
+/// `core/tests/data/cubin/kernels.cu` for Ada (AD10x), Ampere GA10x and GA100: the booter-path
+/// chips' test kernels (they include `vector_add`).
+pub const SM89_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_89.cubin");
+/// The same for GA10x.
+pub const SM86_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_86.cubin");
+/// The same for GA100.
+pub const SM80_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_80.cubin");
 
 /// One run's figures, named as `cuda_base --json` names them.
 #[derive(Debug, Default, Clone)]

@@ -2,7 +2,8 @@
 //! other client) against them by hand:
 //!
 //! ```text
-//! cargo run -p nvbare-sim --example serve -- --chip gb202 --listen 127.0.0.1:6667 [--gpus N] [--for SECONDS]
+//! cargo run -p nvbare-sim --example serve -- --chip gb202 --listen 127.0.0.1:6667 [--gpus N] [--for SECONDS] [--log]
+//! (`--log`: every line of each GPU's log, debug included, when `--for` ends)
 //! REMOTE=127.0.0.1:6667 DEV=PCI+NV python3 -c 'from tinygrad import Tensor; print(Tensor([1,2,3], device="NV").numpy())'
 //! ```
 //!
@@ -20,7 +21,7 @@ use nvbare_sim::remote::{ServeConfig, serve};
 fn usage() -> ExitCode {
     eprintln!(
         "usage: serve [--chip gh100|gb100|gb202] [--listen ADDR:PORT] [--gpus N] [--for SECONDS] \
-         [--allow-remote]"
+         [--allow-remote] [--log]"
     );
     ExitCode::from(2)
 }
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
     let mut gpus = 1u32;
     let mut seconds: Option<u64> = None;
     let mut allow_remote = false;
+    let mut full_log = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next();
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
                 None => return usage(),
             },
             "--allow-remote" => allow_remote = true,
+            "--log" => full_log = true,
             _ => return usage(),
         }
     }
@@ -77,6 +80,15 @@ fn main() -> ExitCode {
     }
     println!("{}", server.stats());
     for (i, gpu) in server.gpus().iter().enumerate() {
+        if full_log {
+            for l in gpu.log().lines() {
+                println!(
+                    "gpu {i} {:>12} ns {:?} {}: {}",
+                    l.at_ns, l.level, l.unit, l.text
+                );
+            }
+            continue;
+        }
         for w in gpu.log().warnings() {
             println!("gpu {i}: {w}");
         }

@@ -83,6 +83,13 @@ pub enum Signal {
     /// new chain-of-trust command (WPR2 permitting). Raised by the GSP unit; handled by the
     /// FSP unit.
     GspHalted,
+    /// `booter_load` on SEC2 accepted the WPR meta, raised WPR2 over `wpr` and started the
+    /// GSP's RISC-V core: the GSP unit starts GSP-RM with the libos arguments in its mailboxes
+    /// (booter path). Raised by the SEC2 unit; handled by the GSP unit.
+    BooterStartedGsp {
+        /// WPR2 as the WPR meta lays it out.
+        wpr: units::gsp::fmc::WprLayout,
+    },
 }
 
 /// An engine a channel runs on.
@@ -186,6 +193,13 @@ pub struct World {
     pub sysmem_flush: Option<u64>,
     /// System membars whose flush read faulted (writer: `units::flush::membar`).
     pub flush_faults: u64,
+    /// `NV_PBUS_VBIOS_SCRATCH(i)` by index (owner: the GFW unit; FWSEC writes its statuses).
+    pub vbios_scratch: BTreeMap<u32, u32>,
+    /// `NV_PGC6_BSI_SECURE_SCRATCH_14.BOOT_STAGE_3_HANDOFF` (writer: the booter).
+    pub boot_stage_3_handoff: bool,
+    /// Booter path: when devinit (GFW) finishes after the last reset, on the GPU timer
+    /// (owner: the device's reset; read by the GFW unit).
+    pub gfw_boot_done_ns: u64,
 }
 
 impl World {
@@ -423,13 +437,22 @@ impl SimGpu {
         self.inner.now_ns() < self.inner.reboot_until_ns.load(Ordering::Acquire)
     }
 
+    /// Whether BAR0 is dark while the GPU reboots: on the FSP chips until the FSP has booted
+    /// (`kfspWaitForSecureBoot_GH100`). The booter-path chips answer at once and report
+    /// devinit's progress in `NV_PGC6_AON_SECURE_SCRATCH_GROUP_05` instead, which OpenRM
+    /// polls after a reset (`gpuWaitForGfwBootComplete_TU102`) and tinygrad 0.14.0 polls after
+    /// reading `PMC_BOOT_42` (`NV_FLCN.wait_for_reset`): see [`crate::units::gfw`].
+    fn blanked(&self) -> bool {
+        self.rebooting() && self.inner.spec.boot != crate::chip::BootModel::Booter
+    }
+
     /// Reads the BAR0 register at `offset` (0xffffffff once the device is gone, or while it
     /// reboots after a reset).
     pub fn bar0_read(&self, offset: u32) -> u32 {
         if self.inner.gone.load(Ordering::Acquire) {
             return u32::MAX;
         }
-        if self.rebooting() {
+        if self.blanked() {
             self.inner.note_rebooting_access("read", offset);
             self.inner
                 .traced(Kind::Bar0Read, offset, 4, u32::MAX, "rebooting");
@@ -449,7 +472,7 @@ impl SimGpu {
         if self.inner.gone.load(Ordering::Acquire) {
             return;
         }
-        if self.rebooting() {
+        if self.blanked() {
             self.inner.note_rebooting_access("write", offset);
             self.inner
                 .traced(Kind::Bar0Write, offset, 4, value, "rebooting");
@@ -541,7 +564,10 @@ impl SimGpu {
         self.inner.rebooting_noted.store(false, Ordering::Release);
         st.config.reset();
         self.inner.bus.set_bus_master(st.config.bus_master());
-        st.world = World::default();
+        st.world = World {
+            gfw_boot_done_ns: self.inner.now_ns() + reboot,
+            ..World::default()
+        };
         st.units = units::all(self.inner.spec);
         st.world.signals.push_back(Signal::Reset);
         st.kicked = true;

@@ -45,4 +45,9 @@ pub struct FaultPlan {
     /// of an unprogrammed flush buffer is RAM; silicon-review.md: "tinygrad skips it but
     /// hands the GPU physical addresses, where address 0 is RAM") instead of faulting.
     pub no_iommu: bool,
+    /// Booter path: the GSP ucode-version fuse for FWSEC reads one version lower (a board
+    /// fused for the older signature): the boot ROM then wants FWSEC's first signature, which
+    /// a driver that reads the fuse (OpenRM, `kgspReadUcodeFuseVersion_GA100`) picks and one
+    /// that always takes the last (tinygrad 0.14.0's `signature[-0x180:]`) does not.
+    pub older_fwsec_fuse: bool,
 }

@@ -39,6 +39,8 @@ fn copy_class(chip: SimChip) -> u32 {
         SimChip::Gh100 => HOPPER_DMA_COPY_A,
         SimChip::Gb202 => BLACKWELL_DMA_COPY_B,
         SimChip::Gb100 => BLACKWELL_DMA_COPY_A,
+        // AMPERE_DMA_COPY_B (clc7b5.h) on GA10x and AD10x.
+        SimChip::Ga102 | SimChip::Ad102 => 0xc7b5,
     }
 }
 

@@ -6,11 +6,12 @@
 mod engines_rig;
 
 use engines_rig::cubin::Cubin;
-use engines_rig::qmd::{Layout, Qmd, V4, V5};
+use engines_rig::qmd::{Layout, Qmd, V3, V4, V5};
 use engines_rig::*;
 use nvbare_sim::device::Engine;
 use nvbare_sim::memory::Access;
 use nvbare_sim::units::compute::kernels::{KNOWN, code_hash};
+use nvbare_sim::units::compute::known::KNOWN_SM8X;
 use nvbare_sim::units::mmu::FAULT_PTE;
 use nvbare_sim::{FaultPlan, SimChip};
 
@@ -54,6 +55,25 @@ const GB100: Setup = Setup {
     layout: &V5,
     cubin: "core/tests/data/cubin/kernels.sm_100.cubin",
     param_base: 0x380,
+};
+
+/// GA102: AMPERE_COMPUTE_B launches QMD V03_00 (clc6c0qmd.h), sm_86 code, parameters at
+/// cbuf0 0x160 (EIATTR_PARAM_CBANK 0x80160 in kernels.sm_86.cuobjdump-elf.txt).
+const AMPERE: Setup = Setup {
+    chip: SimChip::Ga102,
+    class: 0xc7c0,
+    layout: &V3,
+    cubin: "core/tests/data/cubin/kernels.sm_86.cubin",
+    param_base: 0x160,
+};
+
+/// AD102: ADA_COMPUTE_A, QMD V03_00, sm_89 code.
+const ADA: Setup = Setup {
+    chip: SimChip::Ad102,
+    class: 0xc9c0,
+    layout: &V3,
+    cubin: "core/tests/data/cubin/kernels.sm_89.cubin",
+    param_base: 0x160,
 };
 
 /// A kernel loaded into VRAM, and a constant bank 0 for it.
@@ -146,7 +166,7 @@ fn floats(v: &[f32]) -> Vec<u8> {
 #[test]
 fn vector_add_runs_on_every_chip() {
     // sm_100's vector_add is the same code as sm_120's: each chip runs it as its own.
-    for s in [&HOPPER, &BLACKWELL, &GB100] {
+    for s in [&HOPPER, &BLACKWELL, &GB100, &AMPERE, &ADA] {
         let mut g = Gpu::new(s);
         let n = 1000u32;
         let (a, b, c) = (
@@ -352,7 +372,7 @@ fn qmds_are_checked_against_the_chip() {
     });
     assert!(e.contains("major version 5"), "{e}");
     let e = refused(&HOPPER, |_, q, _| {
-        q.set(V4.qmd_type, 3);
+        q.set(V4.qmd_type.expect("V04 has QMD_TYPE"), 3);
     });
     assert!(e.contains("QMD_TYPE 3"), "{e}");
     let e = refused(&BLACKWELL, |_, q, _| {
@@ -394,6 +414,8 @@ fn the_kernel_table_matches_the_committed_cubins() {
         ("core/tests/data/cubin/kernels.sm_90.cubin", "sm_90"),
         ("core/tests/data/cubin/kernels.sm_100.cubin", "sm_100"),
         ("core/tests/data/cubin/kernels.sm_120.cubin", "sm_120"),
+        ("core/tests/data/cubin/kernels.sm_86.cubin", "sm_86"),
+        ("core/tests/data/cubin/kernels.sm_89.cubin", "sm_89"),
         ("host/data/bench_kernels.sm_90.cubin", "sm_90"),
         ("host/data/bench_kernels.sm_100.cubin", "sm_100"),
     ] {
@@ -403,11 +425,19 @@ fn the_kernel_table_matches_the_committed_cubins() {
             // The code up to and including the branch-to-self (BRA, offset -16).
             let end = text
                 .chunks_exact(16)
-                .position(|i| i[..10] == [0x47, 0x79, 0xfc, 0, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff])
+                .position(|i| {
+                    // sm_90 on, and sm_8x (Ampere, Ada).
+                    i[..10] == [0x47, 0x79, 0xfc, 0, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff]
+                        || i[..10] == [0x47, 0x79, 0, 0, 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff]
+                })
                 .expect("every nvcc kernel ends with a branch to itself");
             let h = code_hash(&text[..16 * (end + 1)]);
             // The same code may be known for several SMs (sm_100 and sm_120 share some).
-            match KNOWN.iter().find(|k| k.hash == h && k.sm == sm) {
+            match KNOWN
+                .iter()
+                .chain(KNOWN_SM8X.iter().flatten())
+                .find(|k| k.hash == h && k.sm == sm)
+            {
                 Some(k) => {
                     assert_eq!(k.name, name.as_str(), "{path}");
                     checked += 1;
@@ -417,7 +447,7 @@ fn the_kernel_table_matches_the_committed_cubins() {
         }
     }
     assert!(
-        checked >= KNOWN.len(),
+        checked >= KNOWN.len() + KNOWN_SM8X.iter().flatten().count(),
         "every table entry was found in a cubin"
     );
 }

@@ -4,6 +4,11 @@
 //! two GPUs a tensor copied from one to the other arrives intact. And the test can fail: with
 //! the copy engine switched off, or the FSP's reply corrupted, tinygrad fails.
 //!
+//! The same on the booter path (issue 19, item 6): tinygrad boots a simulated AD102 and GA102
+//! its own way (VBIOS read through the PROM window and parsed by its parser, FWSEC-FRTS on the
+//! GSP falcon, booter_load on SEC2, the CPU sequencer GSP-RM sends, GSP_INIT_DONE) and moves
+//! data; the test checks each of those stages happened in the simulator's log.
+//!
 //! Each run prints the boot log summary (commands by type, bytes each way, seconds).
 //! Needs PyPI once (tinygrad and numpy go into the git-ignored `sim/.venv-tinygrad`) and the
 //! verified firmware (`nvbare firmware fetch --chip all`); skips saying why without them,
@@ -19,7 +24,11 @@ use nvbare_sim::remote::ServeConfig;
 use tinygrad_support::{Run, tinygrad};
 
 fn config(gpus: u32, faults: FaultPlan) -> ServeConfig {
-    let mut c = ServeConfig::new(SimChip::Gb202, "127.0.0.1:0".parse().unwrap(), gpus);
+    config_of(SimChip::Gb202, gpus, faults)
+}
+
+fn config_of(chip: SimChip, gpus: u32, faults: FaultPlan) -> ServeConfig {
+    let mut c = ServeConfig::new(chip, "127.0.0.1:0".parse().unwrap(), gpus);
     c.faults = faults;
     c
 }
@@ -146,6 +155,130 @@ fn tinygrad_fails_on_a_corrupted_fsp_reply() {
         run.warnings
             .iter()
             .any(|w| w.contains("FSP reply corrupted")),
+        "{}",
+        run.dump()
+    );
+}
+
+/// tinygrad's own booter-path boot of `chip`, then the round trip, twice against the same
+/// GPU: tinygrad leaves WPR2 up, so its second run resets the GPU first (its "WPR2 is up.
+/// Issuing a full reset."), waits for devinit and boots again. Every boot stage is in the
+/// simulator's log, in order, for both runs.
+fn booter_boot(test: &str, chip: SimChip) {
+    let Some(tg) = tinygrad(test) else {
+        return;
+    };
+    let run = tg.run_times(
+        test,
+        config_of(chip, 1, FaultPlan::default()),
+        "roundtrip.py",
+        &["one"],
+        &[("DEBUG", "3")],
+        RUN,
+        2,
+    );
+    println!(
+        "{}\n  {}",
+        run.summary(),
+        run.stdout
+            .lines()
+            .filter(|l| l.starts_with("ROUNDTRIP"))
+            .collect::<Vec<_>>()
+            .join("\n  ")
+    );
+    for l in &run.log {
+        println!("  sim {l}");
+    }
+    assert_clean(&run);
+    let boot = [
+        "FWSEC-FRTS: FRTS at",
+        "booter_load: WPR meta at",
+        "GSP_RUN_CPU_SEQUENCER sent",
+        "GSP_INIT_DONE sent",
+        "GSP-RM unloaded and halted",
+    ];
+    let stages = boot
+        .iter()
+        .chain(&["function-level reset"])
+        .chain(boot.iter());
+    let mut from = 0;
+    for stage in stages {
+        let at = run.log[from..].iter().position(|l| l.contains(stage));
+        assert!(
+            at.is_some(),
+            "no '{stage}' after line {from} of the log\n{}",
+            run.dump()
+        );
+        from += at.unwrap_or(0);
+    }
+    // tinygrad ran the sequencer GSP-RM sent (it prints the events it gets at DEBUG=3).
+    assert!(
+        run.stdout.contains("GSP_RUN_CPU_SEQUENCER"),
+        "{}",
+        run.dump()
+    );
+    // tinygrad leaves WPR2 up (no booter unload): its next run resets the GPU first.
+    assert!(!run.log.iter().any(|l| l.contains("WPR2 lowered")));
+    assert!(
+        run.stdout.contains("WPR2 is up. Issuing a full reset."),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        run.stdout.matches("ROUNDTRIP ok").count(),
+        2,
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn tinygrad_boots_an_ad102_and_round_trips_bytes() {
+    booter_boot(
+        "tinygrad_boots_an_ad102_and_round_trips_bytes",
+        SimChip::Ad102,
+    );
+}
+
+#[test]
+fn tinygrad_boots_a_ga102_and_round_trips_bytes() {
+    booter_boot(
+        "tinygrad_boots_a_ga102_and_round_trips_bytes",
+        SimChip::Ga102,
+    );
+}
+
+#[test]
+fn tinygrad_fails_on_a_board_fused_for_the_older_fwsec_signature() {
+    let test = "tinygrad_fails_on_a_board_fused_for_the_older_fwsec_signature";
+    let Some(tg) = tinygrad(test) else {
+        return;
+    };
+    let faults = FaultPlan {
+        older_fwsec_fuse: true,
+        ..Default::default()
+    };
+    let run = tg.run(
+        test,
+        config_of(SimChip::Ad102, 1, faults),
+        "roundtrip.py",
+        &["one"],
+        &[("HCQDEV_WAIT_TIMEOUT_MS", WAIT_MS)],
+        FAILING_RUN,
+    );
+    println!("{}", run.summary());
+    // tinygrad patches FWSEC's last signature whatever the fuse says: the boot ROM refuses it,
+    // WPR2 stays down and tinygrad stops at its own check.
+    assert!(!run.ok, "{}", run.dump());
+    assert!(
+        run.warnings
+            .iter()
+            .any(|w| w.contains("not the one for fuse version 0")),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr.contains("WPR2 is not initialized"),
         "{}",
         run.dump()
     );

@@ -19,12 +19,14 @@ import tinygrad.runtime.support.nv.ip as nv_ip
 BASE = "https://gitlab.com/kernel-firmware/linux-firmware/-/raw/0a6871b19abf5d6e024b5d208b101ae53e7fa0de"
 
 # What tinygrad 0.14.0 fetches per chip (runtime/support/nv/ip.py): for GB20x (FSP path) the
-# FMC and bootloader of gb202 and GSP-RM from ga102's directory; for AD10x (booter path) the
-# booter, bootloader and GSP-RM.
+# FMC and bootloader of gb202 and GSP-RM from ga102's directory; for AD10x and GA10x (booter
+# path) the chip's booter_load and bootloader, and GSP-RM from ga102's directory.
 FILES = {
   "gb202": [("nvidia/gb202/gsp", "fmc-570.144.bin"), ("nvidia/gb202/gsp", "bootloader-570.144.bin"),
             ("nvidia/ga102/gsp", "gsp-570.144.bin")],
   "ad102": [("nvidia/ad102/gsp", "booter_load-570.144.bin"), ("nvidia/ad102/gsp", "bootloader-570.144.bin"),
+            ("nvidia/ga102/gsp", "gsp-570.144.bin")],
+  "ga102": [("nvidia/ga102/gsp", "booter_load-570.144.bin"), ("nvidia/ga102/gsp", "bootloader-570.144.bin"),
             ("nvidia/ga102/gsp", "gsp-570.144.bin")],
 }
 

@@ -55,6 +55,7 @@ fn main() {
             fmc: &fmc,
             gsp: &gsp,
             bootloader: &bootloader,
+            booter: Default::default(),
         };
         let gpu = Arc::new(SimGpu::new(chip).expect("simulated GPU"));
         let mut platform = SimPlatform::new(gpu);

@@ -28,6 +28,7 @@ impl Files {
             fmc: &self.fmc,
             gsp: &self.gsp,
             bootloader: &self.bootloader,
+            booter: Default::default(),
         }
     }
 }

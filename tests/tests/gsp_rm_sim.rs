@@ -90,6 +90,42 @@ fn end_to_end(chip: SimChip) {
     close_clean(gpu, &g);
 }
 
+/// The booter-path chips end to end: the boot through FWSEC and the SEC2 booter, RM over
+/// GSP-RM (MMU ver2 page tables, BAR1 through `NV_PBUS_BAR1_BLOCK`), allocations, a 256 MiB
+/// copy round trip, a vector add with a QMD v3, close (FWSEC-SB, `booter_unload`), and a
+/// second open without a reset.
+fn booter_end_to_end(chip: SimChip) {
+    let Some(files) = files(chip) else { return };
+    let g = sim(chip, FaultPlan::default());
+    let mut gpu = open(&g, &files, &roomy_options());
+    eprintln!("{}", gpu.backend().gsp().report());
+    assert_eq!(
+        gpu.backend().gsp().chip().name().to_lowercase(),
+        chip.spec().name
+    );
+    scenarios::allocations(&mut gpu);
+    let t = scenarios::copy_round_trip(&mut gpu, 256 << 20);
+    eprintln!("{t:?}");
+    scenarios::vector_add(&mut gpu, 1 << 20);
+    let p = close_clean(gpu, &g);
+    let gpu = gsp_suite::open(p, &files, &roomy_options(), sim_log);
+    assert!(
+        !gpu.backend().gsp().report().reset_for_wpr2,
+        "no reset needed"
+    );
+    close_clean(gpu, &g);
+}
+
+#[test]
+fn ad102_boot_alloc_copy_launch_close_reopen() {
+    booter_end_to_end(SimChip::Ad102);
+}
+
+#[test]
+fn ga102_boot_alloc_copy_launch_close_reopen() {
+    booter_end_to_end(SimChip::Ga102);
+}
+
 #[test]
 fn gh100_boot_alloc_copy_launch_close() {
     end_to_end(SimChip::Gh100);

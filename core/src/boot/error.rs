@@ -29,6 +29,10 @@ pub enum Stage {
     Structures,
     /// FSP chain of trust: the COT message and FSP's reply.
     Fsp,
+    /// Booter path: the VBIOS's FWSEC-FRTS on the GSP falcon raises WPR2.
+    Fwsec,
+    /// Booter path: `booter_load` on SEC2 starts GSP-RM on the GSP's RISC-V core.
+    Booter,
     /// Wait for GSP-FMC to release the GSP's target mask and privilege lockdown.
     Lockdown,
     /// Link the status queue, ring the doorbell, wait for `GSP_INIT_DONE`.
@@ -53,6 +57,19 @@ impl Stage {
         Stage::StaticInfo,
     ];
 
+    /// The booter path's stages, in order.
+    pub const BOOTER: [Stage; 9] = [
+        Stage::Identify,
+        Stage::Reset,
+        Stage::Layout,
+        Stage::FirmwareParse,
+        Stage::Structures,
+        Stage::Fwsec,
+        Stage::Booter,
+        Stage::GspInit,
+        Stage::StaticInfo,
+    ];
+
     /// The stage's name as the timeline prints it.
     pub const fn name(self) -> &'static str {
         match self {
@@ -62,6 +79,8 @@ impl Stage {
             Stage::FirmwareParse => "firmware parse",
             Stage::Structures => "structures",
             Stage::Fsp => "FSP chain of trust",
+            Stage::Fwsec => "FWSEC-FRTS",
+            Stage::Booter => "SEC2 booter",
             Stage::Lockdown => "lockdown release",
             Stage::GspInit => "GSP init",
             Stage::StaticInfo => "static info",
@@ -103,6 +122,8 @@ impl FirmwareFile {
 pub enum BootErrorKind {
     /// `NV_PMC_BOOT_42` names no chip nvbare knows.
     UnknownChip(UnknownChip),
+    /// A step of the booter path (FWSEC, SEC2 booter, sequencer) failed.
+    Booter(crate::boot::booter::BooterError),
     /// Config space names another vendor than NVIDIA.
     NotAnNvidiaGpu {
         /// `PCI_VENDOR_ID`.
@@ -371,6 +392,7 @@ impl BootError {
     pub fn remedy(&self) -> &'static str {
         use BootErrorKind::*;
         match &self.kind {
+            Booter(e) => e.remedy(),
             NotAnNvidiaGpu { .. } => "pass the PCI address of an NVIDIA GPU (nvbare list)",
             ChipMismatch { .. } | Bar0Dead { .. } | ConfigSpaceNotBack { .. } => {
                 "the GPU did not come back from its reset in a sane state: reset it again \
@@ -384,8 +406,10 @@ impl BootError {
                 "the platform's DMA addresses are wider than the GPU's flush registers: use \
                  an IOMMU (it hands out small IOVAs) or report this as a bug"
             }
-            UnknownChip(_) | BootPathNotImplemented { .. } => {
-                "use a Hopper (H100/H200) or Blackwell GPU, or NVIDIA's driver (--backend nvk)"
+            UnknownChip(_) => "use a Turing to Blackwell GPU, or NVIDIA's driver (--backend nvk)",
+            BootPathNotImplemented { .. } => {
+                "fetch the chip's booter firmware (nvbare firmware fetch --chip CHIP) and pass \
+                 it with the boot's files, or use NVIDIA's driver (--backend nvk)"
             }
             Platform {
                 source: PlatformError::DeviceGone,
@@ -438,6 +462,7 @@ impl fmt::Display for BootErrorKind {
         use BootErrorKind::*;
         match self {
             UnknownChip(e) => e.fmt(f),
+            Booter(e) => e.fmt(f),
             NotAnNvidiaGpu { vendor, device } => write!(
                 f,
                 "PCI vendor:device {vendor:04x}:{device:04x} is not an NVIDIA GPU (vendor 10de)"
@@ -470,8 +495,8 @@ impl fmt::Display for BootErrorKind {
             SysmemFlush(e) => write!(f, "programming the sysmem flush buffer: {e}"),
             BootPathNotImplemented { chip } => write!(
                 f,
-                "{chip} ({:?}) boots GSP-RM through the SEC2 booter, which nvbare does not \
-                 implement yet (only the FSP path of Hopper and Blackwell)",
+                "{chip} ({:?}) boots GSP-RM through the SEC2 booter, which needs the booter \
+                 firmware (booter_load/booter_unload) this boot was not given",
                 chip.arch()
             ),
             Platform { step, source } => write!(f, "{step}: {source}"),

@@ -22,6 +22,8 @@ pub struct Firmware<'a> {
     pub gsp: &'a [u8],
     /// `bootloader-570.144.bin`.
     pub bootloader: &'a [u8],
+    /// The booter path's files (Turing, Ampere, Ada; empty for the FSP path).
+    pub booter: super::booter::BooterFirmware<'a>,
 }
 
 /// How strictly the files are checked.

@@ -19,11 +19,15 @@ use nvbare_gsp::rpc::commands::{Command, SystemInfoInputs};
 use super::Timeouts;
 use super::error::BootErrorKind;
 use super::report::Timeline;
+use crate::chip::{Arch, BootPath};
 use crate::gsp_rpc::GspRpc;
 use crate::hal::{Platform, PlatformError};
 
-/// `pciConfigMirrorBase` on Hopper and Blackwell.
+/// `pciConfigMirrorBase` on Hopper and Blackwell (`kbifGetPciConfigSpacePriMirror_GH100`).
 pub const PCI_CONFIG_MIRROR_FSP: u32 = 0x92000;
+/// `pciConfigMirrorBase` on Turing to Ada: `DEVICE_BASE(NV_PCFG)`
+/// (`kbifGetPciConfigSpacePriMirror_GM107`).
+pub const PCI_CONFIG_MIRROR_PCFG: u32 = 0x88000;
 
 /// PCI config offsets (PCI spec): vendor/device dword, revision byte, subsystem dword.
 const CFG_VENDOR_DEVICE: u16 = 0x00;
@@ -31,7 +35,7 @@ const CFG_REVISION: u16 = 0x08;
 const CFG_SUBSYSTEM: u16 = 0x2c;
 
 /// What `GSP_SET_SYSTEM_INFO` tells GSP-RM about the PCI function.
-pub fn system_info(p: &impl Platform) -> Result<SystemInfoInputs, BootErrorKind> {
+pub fn system_info(p: &impl Platform, arch: Arch) -> Result<SystemInfoInputs, BootErrorKind> {
     let bar = |index| {
         p.bar_info(index)
             .map(|b| b.bus_addr)
@@ -53,7 +57,10 @@ pub fn system_info(p: &impl Platform) -> Result<SystemInfoInputs, BootErrorKind>
         pci_device_id: cfg(CFG_VENDOR_DEVICE, 4)?,
         pci_sub_device_id: cfg(CFG_SUBSYSTEM, 4)?,
         pci_revision_id: cfg(CFG_REVISION, 1)?,
-        pci_config_mirror_base: PCI_CONFIG_MIRROR_FSP,
+        pci_config_mirror_base: match arch.boot_path() {
+            BootPath::FspChainOfTrust => PCI_CONFIG_MIRROR_FSP,
+            BootPath::Sec2Booter => PCI_CONFIG_MIRROR_PCFG,
+        },
         passthrough: p.in_virtual_machine(),
     })
 }
@@ -61,10 +68,11 @@ pub fn system_info(p: &impl Platform) -> Result<SystemInfoInputs, BootErrorKind>
 /// Queues `GSP_SET_SYSTEM_INFO` and `SET_REGISTRY` for GSP-RM to find at init.
 pub fn queue_init_rpcs(
     p: &impl Platform,
+    arch: Arch,
     rpc: &mut GspRpc,
     registry: &RegistryTable,
 ) -> Result<(), BootErrorKind> {
-    let info = system_info(p)?.to_system_info();
+    let info = system_info(p, arch)?.to_system_info();
     let mut r = rpc.on(p);
     r.send(&Command::set_system_info(&info))
         .map_err(BootErrorKind::Rpc)?;

@@ -23,7 +23,7 @@
 
 use super::Timeouts;
 use super::error::BootErrorKind;
-use super::hal::{self, ChipHal};
+use super::hal::{self, BootHal};
 use super::report::Timeline;
 use crate::chip::{Arch, Chip};
 use crate::hal::{Platform, PlatformError, PollError, Wait};
@@ -218,7 +218,54 @@ pub fn wait_ready(
     if arch == Arch::BlackwellGb20x {
         wait_bar_firewall(p, tl, t.bar_firewall_ns)?;
     }
+    if arch.boot_path() == crate::chip::BootPath::Sec2Booter {
+        return wait_gfw_boot(p, tl, t.fsp_boot_ns.unwrap_or(GFW_BOOT_TIMEOUT_NS));
+    }
     wait_fsp_boot(p, arch, tl, t.fsp_boot_ns.unwrap_or(fsp_boot_timeout(arch)))
+}
+
+// TIMEOUT: gpuWaitForGfwBootComplete_TU102 (kern_gpu_tu102.c) gives the VBIOS's FWSEC
+// GPU_GFW_BOOT_COMPLETION_TIMEOUT_US = FWSECLIC_PROG_START_TIMEOUT (50 ms) +
+// FWSECLIC_PROG_COMPLETE_TIMEOUT (2 s).
+/// How long devinit's FWSEC may take to report GFW boot complete (booter-path chips).
+pub const GFW_BOOT_TIMEOUT_NS: u64 = 2_050_000_000;
+
+/// Waits for the booter-path chip's GFW boot (`_gpuIsGfwBootCompleted_TU102`): the GFW
+/// scratch's privilege mask lets level 0 read, then its progress reads `COMPLETED`.
+pub fn wait_gfw_boot(
+    p: &impl Platform,
+    tl: &mut Timeline,
+    timeout_ns: u64,
+) -> Result<(), BootErrorKind> {
+    use crate::regs::fb::GfwBootProgress;
+    use crate::regs::secure_boot::Gc6SecureScratch05PrivLevelMask;
+    let mut progress = 0;
+    let wait = Wait::pausing(
+        "GFW boot (devinit's FWSEC) to complete",
+        timeout_ns,
+        PAUSE_NS,
+    );
+    tl.try_poll(p.clock(), wait, || {
+        let plm = Gc6SecureScratch05PrivLevelMask::read(p);
+        if plm.raw() == u32::MAX && !p.is_present() {
+            return Err(BootErrorKind::gone("polling the GFW boot progress"));
+        }
+        progress = if plm.read_protection_level0() {
+            GfwBootProgress::read(p).progress()
+        } else {
+            0
+        };
+        Ok((progress == GfwBootProgress::COMPLETED).then_some(()))
+    })
+    .map_err(|e| match e {
+        PollError::Failed(e) => e,
+        PollError::TimedOut(timed_out) => {
+            BootErrorKind::Booter(crate::boot::booter::BooterError::GfwBootNotDone {
+                progress,
+                waited_ns: timed_out.waited_ns,
+            })
+        }
+    })
 }
 
 /// The FSP boot wait of `arch` (`kfspWaitForSecureBoot_GH100` 4 s, `_GB202` 5 s).
@@ -236,7 +283,7 @@ pub fn identify(
     p: &impl Platform,
     tl: &mut Timeline,
     t: &Timeouts,
-) -> Result<ChipHal, BootErrorKind> {
+) -> Result<BootHal, BootErrorKind> {
     let (_, device_id) = pci_ids(p)?;
     enable_memory(p)?;
     let by_id = Chip::from_pci_device_id(device_id);
@@ -264,7 +311,7 @@ pub fn identify(
         // A device id outside the known blocks: the readiness waits come now, by BOOT_42.
         None => wait_ready(p, chip.arch(), tl, t)?,
     }
-    hal::for_chip(chip).ok_or(BootErrorKind::BootPathNotImplemented { chip })
+    Ok(hal::for_chip(chip))
 }
 
 /// WPR2's registers: `(ADDR_LO, ADDR_HI)`.
@@ -290,7 +337,7 @@ pub fn wpr2_up(p: &impl Platform) -> bool {
 /// (nothing of an earlier boot runs any more). Returns whether a reset was made.
 pub fn reset_if_wpr2_up<P: Platform>(
     p: &mut P,
-    hal: &ChipHal,
+    arch: Arch,
     tl: &mut Timeline,
     t: &Timeouts,
 ) -> Result<bool, BootErrorKind> {
@@ -306,7 +353,7 @@ pub fn reset_if_wpr2_up<P: Platform>(
         wpr2_hi: hi,
         source,
     })?;
-    wait_after_reset(&*p, hal.chip.arch(), tl, t)?;
+    wait_after_reset(&*p, arch, tl, t)?;
     let (lo, hi) = wpr2(p);
     if wpr2_up(p) {
         return Err(BootErrorKind::Wpr2StillUp {

@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn h200_layout() {
-        let hal = for_chip(Chip::GH100).unwrap();
+        let hal = for_chip(Chip::GH100).fsp().unwrap();
         let l = FbLayout::read(&FbSize(143_771), &hal).unwrap();
         assert_eq!(l.fb_size, 143_771 * MB);
         assert_eq!(l.sizes.heap_size, 0x9200000);
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn gb202_frts_sits_below_the_pmu_reserve() {
-        let hal = for_chip(Chip::GB202).unwrap();
+        let hal = for_chip(Chip::GB202).fsp().unwrap();
         let l = FbLayout::for_size(32 * 1024 * MB, &hal);
         assert_eq!(l.sizes.heap_size, 0x8700000);
         assert_eq!(l.frts_start(), l.fb_size - 0x1C00000 - MB);
@@ -131,8 +131,8 @@ mod tests {
     fn gb100_reserves_the_pmu_memory_above_frts() {
         // A B200-sized FB: the PMU reserve moves FRTS (and everything below it) down by
         // 0x1C00000 - 0x200000 = 26 MiB compared with GH100's layout.
-        let gb = FbLayout::for_size(180 * 1024 * MB, &for_chip(Chip::GB100).unwrap());
-        let gh = FbLayout::for_size(180 * 1024 * MB, &for_chip(Chip::GH100).unwrap());
+        let gb = FbLayout::for_size(180 * 1024 * MB, &for_chip(Chip::GB100).fsp().unwrap());
+        let gh = FbLayout::for_size(180 * 1024 * MB, &for_chip(Chip::GH100).fsp().unwrap());
         assert_eq!(gb.frts_start(), gb.fb_size - 0x1C00000 - MB);
         assert_eq!(gb.sizes.heap_size, gh.sizes.heap_size);
         assert_eq!(
@@ -143,7 +143,7 @@ mod tests {
 
     #[test]
     fn implausible_sizes_are_errors() {
-        let hal = for_chip(Chip::GH100).unwrap();
+        let hal = for_chip(Chip::GH100).fsp().unwrap();
         for mib in [0, 512, u32::MAX] {
             assert!(matches!(
                 FbLayout::read(&FbSize(mib), &hal),

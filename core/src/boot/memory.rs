@@ -31,6 +31,10 @@ pub enum Region {
     FmcImage,
     /// The sysmem flush buffer (`sysmem_flush`).
     SysmemFlush,
+    /// FWSEC, patched, for the GSP falcon to load by DMA (booter path, GA10x+).
+    Fwsec,
+    /// `booter_load` or `booter_unload`, signature patched, for SEC2 (booter path, GA10x+).
+    Booter,
 }
 
 impl Region {
@@ -48,6 +52,8 @@ impl Region {
             Region::FmcBootParams => "GSP_FMC_BOOT_PARAMS",
             Region::FmcImage => "the FMC image",
             Region::SysmemFlush => "the sysmem flush buffer",
+            Region::Fwsec => "the FWSEC ucode",
+            Region::Booter => "the booter ucode",
         }
     }
 }

@@ -1,5 +1,6 @@
-//! nvbare boots GSP-RM 570.144 itself on Hopper and Blackwell (the FSP chain-of-trust path),
-//! over nothing but [`Platform`].
+//! nvbare boots GSP-RM 570.144 itself, over nothing but [`Platform`]: on Hopper and
+//! Blackwell through the FSP chain of trust ([`fsp`]), on Turing, Ampere and Ada through the
+//! VBIOS's FWSEC and the SEC2 booter ([`booter`]); the stages they share live here.
 //!
 //! [`boot`] runs the stages of [`Stage::BOOT`] and returns a booted [`Gsp`] (the RPC
 //! channel, what GSP-RM reported, the boot report) or a [`BootFailure`] giving the platform
@@ -14,13 +15,16 @@
 //! | layout | [`layout`] | `kgspCalculateFbLayout_GH100`, `gsp_fw_heap.h` |
 //! | firmware parse | [`firmware`] | `kfspSetupGspImages`, `_kgspPrepareGspRmBinaryImage` |
 //! | structures | [`sysmem_flush`], [`structures`], [`gsp_init`] | `kmemsysInitFlushSysmemBuffer_GA100`, `kgspInitRm_IMPL` up to `kgspQueueAsyncInitRpcs` |
-//! | FSP, lockdown | [`fsp`] | `kfspSendBootCommands_GH100`, `kgspBootstrap_GH100` |
+//! | FSP, lockdown (FSP path) | [`fsp`] | `kfspSendBootCommands_GH100`, `kgspBootstrap_GH100` |
 //! | GSP init | [`gsp_init`] | `GspStatusQueueInit`, `kgspWaitForRmInitDone` |
 //! | static info | [`static_info`] | `NV_RM_RPC_GET_GSP_STATIC_INFO`, kgr static info |
+//!
+//! | FWSEC-FRTS, SEC2 booter, sequencer (booter path) | [`booter`] | `kgspBootstrap_TU102` |
 //!
 //! Per-chip behaviour is in [`hal`]. Every wait is bounded ([`Timeouts`]) and counted in
 //! the [`BootReport`], whose host-side time per stage excludes it.
 
+pub mod booter;
 pub mod error;
 pub mod firmware;
 pub mod fsp;
@@ -50,11 +54,9 @@ pub use static_info::{GrInfo, StaticInfo};
 pub use teardown::TeardownReport;
 
 use crate::chip::Chip;
-use crate::gsp_rpc::{
-    DEFAULT_REPLY_TIMEOUT_NS, DiagnosticsSource, GspDiagnostics, GspRpc, LoggingSections, Rpc,
-};
+use crate::gsp_rpc::{DEFAULT_REPLY_TIMEOUT_NS, GspDiagnostics, GspRpc, LoggingSections, Rpc};
 use crate::hal::Platform;
-use hal::ChipHal;
+use hal::BootHal;
 use memory::BootMemory;
 use report::Timeline;
 
@@ -170,7 +172,7 @@ impl<P> From<Box<BootFailure<P>>> for BootError {
 pub struct Gsp<P: Platform> {
     /// `Some` until [`Gsp::shutdown`] or drop take it.
     live: Option<Live<P>>,
-    hal: ChipHal,
+    chip: Chip,
     info: StaticInfo,
     layout: FbLayout,
     reserved_top: u64,
@@ -185,25 +187,27 @@ struct Live<P> {
     platform: P,
     rpc: GspRpc,
     memory: BootMemory,
+    /// The booter path's teardown needs (FWSEC-SB, `booter_unload`); `None` on the FSP path.
+    booter: Option<booter::BooterState>,
 }
 
 impl<P: Platform> core::fmt::Debug for Gsp<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Gsp")
-            .field("chip", &self.hal.chip)
+            .field("chip", &self.chip)
             .field("info", &self.info)
             .finish_non_exhaustive()
     }
 }
 
 /// The parts a successful boot hands to [`Gsp`].
-struct Booted {
-    hal: ChipHal,
-    wpr2: (u64, u64),
-    info: StaticInfo,
-    layout: FbLayout,
-    reserved_top: u64,
-    reset: bool,
+pub(crate) struct Booted {
+    pub(crate) chip: Chip,
+    pub(crate) wpr2: (u64, u64),
+    pub(crate) info: StaticInfo,
+    pub(crate) layout: FbLayout,
+    pub(crate) reserved_top: u64,
+    pub(crate) reset: bool,
 }
 
 /// Boots GSP-RM on `platform` with `firmware`. On failure the platform comes back with
@@ -217,9 +221,18 @@ pub fn boot<P: Platform>(
     let mut tl = Timeline::new();
     let mut memory = BootMemory::new();
     let mut rpc = None;
-    match run(&mut p, firmware, options, &mut tl, &mut memory, &mut rpc) {
+    let mut booter = None;
+    match run(
+        &mut p,
+        firmware,
+        options,
+        &mut tl,
+        &mut memory,
+        &mut rpc,
+        &mut booter,
+    ) {
         Ok(b) => {
-            let report = tl.finish(p.clock(), b.hal.chip, b.reset);
+            let report = tl.finish(p.clock(), b.chip, b.reset);
             // PANIC: run() fills `rpc` before any stage that can succeed after it.
             let Some(mut rpc) = rpc else {
                 unreachable!("a successful boot has an RPC channel")
@@ -230,8 +243,9 @@ pub fn boot<P: Platform>(
                     platform: p,
                     rpc,
                     memory,
+                    booter,
                 }),
-                hal: b.hal,
+                chip: b.chip,
                 wpr2: b.wpr2,
                 info: b.info,
                 layout: b.layout,
@@ -243,7 +257,7 @@ pub fn boot<P: Platform>(
         Err(kind) => {
             let stage = tl.stage().unwrap_or(Stage::Identify);
             let error = failure(stage, kind, rpc.as_ref());
-            // Past the COT message, GSP-FMC or GSP-RM may still use the boot's memory:
+            // Past the COT message (or FWSEC), firmware may still use the boot's memory:
             // stop the device before giving the memory back.
             if stage >= Stage::Fsp {
                 let _ = identify::quiesce_and_reset(&mut p);
@@ -290,73 +304,14 @@ fn run<P: Platform>(
     tl: &mut Timeline,
     memory: &mut BootMemory,
     rpc_slot: &mut Option<GspRpc>,
+    booter_slot: &mut Option<booter::BooterState>,
 ) -> Result<Booted, BootErrorKind> {
-    let t = &opts.timeouts;
     tl.begin(p.clock(), Stage::Identify);
-    let hal = identify::identify(&*p, tl, t)?;
-    let fsp_boot_ns = t.fsp_boot_ns.unwrap_or(hal.fsp.boot_timeout_ns());
-
-    tl.begin(p.clock(), Stage::Reset);
-    let reset = identify::reset_if_wpr2_up(p, &hal, tl, t)?;
-
-    tl.begin(p.clock(), Stage::Layout);
-    let layout = FbLayout::read(&*p, &hal)?;
-
-    tl.begin(p.clock(), Stage::FirmwareParse);
-    let images = BootImages::parse(fw, &hal, opts.firmware_check)?;
-    let (elf, boot) = (
-        images.gsp.image.len() as u64,
-        images.bootloader.image.len() as u64,
-    );
-    layout.check_fits(elf, boot)?;
-
-    tl.begin(p.clock(), Stage::Structures);
-    sysmem_flush::program(p, memory, hal.chip.arch())?;
-    let built = structures::build(p, memory, &images, &layout)?;
-    let addresses = built.addresses;
-    let diagnostics = DiagnosticsSource::new(built.logs, opts.logging.clone());
-    let rpc = rpc_slot.insert(GspRpc::new(built.queues, diagnostics));
-    rpc.set_reply_timeout_ns(t.rpc_reply_ns);
-    gsp_init::queue_init_rpcs(&*p, rpc, &opts.registry)?;
-
-    tl.begin(p.clock(), Stage::Fsp);
-    fsp::wait_ready(&*p, &hal, tl, fsp_boot_ns)?;
-    fsp::chain_of_trust(
-        &*p,
-        &hal,
-        &images,
-        addresses.fmc_image,
-        addresses.fmc_boot_params,
-        tl,
-        t,
-    )?;
-
-    tl.begin(p.clock(), Stage::Lockdown);
-    fsp::wait_released(
-        &*p,
-        addresses.fmc_boot_params,
-        images.bootloader.desc.app_version,
-        tl,
-        t,
-    )?;
-
-    tl.begin(p.clock(), Stage::GspInit);
-    gsp_init::wait_init_done(&*p, rpc, tl, t)?;
-
-    tl.begin(p.clock(), Stage::StaticInfo);
-    let before = rpc.waited_ns();
-    let info = static_info::query(&mut rpc.on(&*p));
-    tl.add_waited(rpc.waited_ns() - before);
-    let info = info?;
-    tl.end(p.clock());
-    Ok(Booted {
-        hal,
-        wpr2: identify::wpr2_bounds(&*p),
-        info,
-        layout,
-        reserved_top: layout.reserved_top(elf, boot),
-        reset,
-    })
+    let hal = identify::identify(&*p, tl, &opts.timeouts)?;
+    match hal {
+        BootHal::Fsp(hal) => fsp::run(p, hal, fw, opts, tl, memory, rpc_slot),
+        BootHal::Booter(hal) => booter::run(p, hal, fw, opts, tl, memory, rpc_slot, booter_slot),
+    }
 }
 
 impl<P: Platform> Gsp<P> {
@@ -399,7 +354,7 @@ impl<P: Platform> Gsp<P> {
 
     /// The chip.
     pub fn chip(&self) -> Chip {
-        self.hal.chip
+        self.chip
     }
 
     /// What GSP-RM reported.
@@ -438,7 +393,7 @@ impl<P: Platform> Gsp<P> {
     /// GSP-RM did not halt).
     pub fn shutdown(mut self) -> (P, Result<TeardownReport, BootError>) {
         match self.live.take() {
-            Some(l) => teardown::run(l.platform, l.rpc, l.memory, &self.timeouts),
+            Some(l) => teardown::run(l.platform, l.rpc, l.memory, l.booter, &self.timeouts),
             // PANIC: the live parts are taken only here and in drop, which consume the Gsp.
             None => unreachable!("the live parts of a Gsp"),
         }
@@ -448,7 +403,7 @@ impl<P: Platform> Gsp<P> {
 impl<P: Platform> Drop for Gsp<P> {
     fn drop(&mut self) {
         if let Some(l) = self.live.take() {
-            let _ = teardown::run(l.platform, l.rpc, l.memory, &self.timeouts);
+            let _ = teardown::run(l.platform, l.rpc, l.memory, l.booter, &self.timeouts);
         }
     }
 }

@@ -24,6 +24,7 @@ use nvbare_gsp::boot::{
     LOG_BUFFER_NAMES, LibosRegion, Radix3Layout, fmc_boot_params, gsp_arguments_cached,
     libos_init_args_page,
 };
+use nvbare_gsp::firmware::{GspRmImage, RiscvBootloader};
 use nvbare_gsp::msgq::SharedQueueLayout;
 use zerocopy::IntoBytes;
 
@@ -87,16 +88,72 @@ fn alloc_with(
     Ok(m.bus_pages[0])
 }
 
-/// Builds every boot structure of `images` into DMA memory held by `memory`. On error,
-/// what was allocated stays in `memory` for the caller to free.
+/// What both boot paths build: the images, logs, queues and arguments, and what the WPR
+/// metadata says of them.
+#[derive(Debug)]
+pub struct SharedBuilt {
+    /// The WPR metadata's image fields.
+    pub inputs: WprMetaInputs,
+    /// Bus address of page 0 of the radix3 buffer.
+    pub radix3: u64,
+    /// Bus address of the libos init-argument page.
+    pub libos_args: u64,
+    /// The shared queues.
+    pub queues: SharedQueues,
+    /// The log buffers.
+    pub logs: Vec<LogBuffer>,
+}
+
+/// Allocates `region` holding `data` (contiguous); returns its bus address.
+pub fn alloc_region(
+    platform: &mut impl Platform,
+    memory: &mut BootMemory,
+    region: Region,
+    data: &[u8],
+) -> Result<u64, BootErrorKind> {
+    alloc_with(platform, memory, region, data)
+}
+
+/// Builds every boot structure of `images` into DMA memory held by `memory` (the FSP path:
+/// the shared structures, then the WPR sizes, the FMC boot parameters and the FMC). On
+/// error, what was allocated stays in `memory` for the caller to free.
 pub fn build(
     platform: &mut impl Platform,
     memory: &mut BootMemory,
     images: &BootImages<'_>,
     layout: &FbLayout,
 ) -> Result<Built, BootErrorKind> {
+    let shared = build_shared(platform, memory, &images.gsp, &images.bootloader)?;
+    let meta = wpr_meta_fmc(&shared.inputs, &layout.sizes);
+    let wpr_meta = alloc_with(platform, memory, Region::WprMeta, meta.as_bytes())?;
+
+    let params = fmc_boot_params(wpr_meta, shared.libos_args);
+    let fmc_boot_params = alloc_with(platform, memory, Region::FmcBootParams, params.as_bytes())?;
+    let fmc_image = alloc_with(platform, memory, Region::FmcImage, images.fmc.image)?;
+
+    Ok(Built {
+        addresses: BootAddresses {
+            radix3: shared.radix3,
+            wpr_meta,
+            libos_args: shared.libos_args,
+            fmc_boot_params,
+            fmc_image,
+        },
+        queues: shared.queues,
+        logs: shared.logs,
+    })
+}
+
+/// Builds what both paths share: GSP-RM behind its radix3 tables, its signature, the
+/// bootloader, the log buffers, the queues, RMARGS and the libos arguments.
+pub fn build_shared(
+    platform: &mut impl Platform,
+    memory: &mut BootMemory,
+    gsp: &GspRmImage<'_>,
+    boot: &RiscvBootloader<'_>,
+) -> Result<SharedBuilt, BootErrorKind> {
     // The GSP-RM image behind its radix3 tables.
-    let image = images.gsp.image;
+    let image = gsp.image;
     let radix =
         Radix3Layout::for_image(image.len() as u64).map_err(|_| BootErrorKind::Structure {
             what: "radix3 tables",
@@ -117,13 +174,8 @@ pub fn build(
     write(&m.cpu, radix.image_offset() as usize, image, Region::Radix3)?;
     let radix3 = m.bus_pages[0];
 
-    let signature = alloc_with(platform, memory, Region::Signature, images.gsp.signature)?;
-    let bootloader = alloc_with(
-        platform,
-        memory,
-        Region::Bootloader,
-        images.bootloader.image,
-    )?;
+    let signature = alloc_with(platform, memory, Region::Signature, gsp.signature)?;
+    let bootloader = alloc_with(platform, memory, Region::Bootloader, boot.image)?;
 
     // Libos log buffers: the put pointer (0) then the PTEs of the buffer's pages.
     let mut logs = Vec::with_capacity(LOG_BUFFER_NAMES.len());
@@ -194,34 +246,23 @@ pub fn build(
         &libos_init_args_page(&regions),
     )?;
 
-    // The WPR metadata: where the images are, and the sizes GSP-FMC is to reserve.
-    let desc = &images.bootloader.desc;
+    // What the WPR metadata says of the images.
+    let desc = &boot.desc;
     let inputs = WprMetaInputs {
         radix3_sysmem_addr: radix3,
         radix3_image_size: image.len() as u64,
         bootloader_sysmem_addr: bootloader,
-        bootloader_size: images.bootloader.image.len() as u64,
+        bootloader_size: boot.image.len() as u64,
         bootloader_code_offset: desc.monitor_code_offset.into(),
         bootloader_data_offset: desc.monitor_data_offset.into(),
         bootloader_manifest_offset: desc.manifest_offset.into(),
         signature_sysmem_addr: signature,
-        signature_size: images.gsp.signature.len() as u64,
+        signature_size: gsp.signature.len() as u64,
     };
-    let meta = wpr_meta_fmc(&inputs, &layout.sizes);
-    let wpr_meta = alloc_with(platform, memory, Region::WprMeta, meta.as_bytes())?;
-
-    let params = fmc_boot_params(wpr_meta, libos_args);
-    let fmc_boot_params = alloc_with(platform, memory, Region::FmcBootParams, params.as_bytes())?;
-    let fmc_image = alloc_with(platform, memory, Region::FmcImage, images.fmc.image)?;
-
-    Ok(Built {
-        addresses: BootAddresses {
-            radix3,
-            wpr_meta,
-            libos_args,
-            fmc_boot_params,
-            fmc_image,
-        },
+    Ok(SharedBuilt {
+        inputs,
+        radix3,
+        libos_args,
         queues,
         logs,
     })

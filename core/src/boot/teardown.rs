@@ -1,4 +1,5 @@
-//! Teardown (`kgspUnloadRm_IMPL`, `kgspTeardown_GH100`): `UNLOADING_GUEST_DRIVER` with
+//! Teardown (`kgspUnloadRm_IMPL`, `kgspTeardown_GH100`; on the booter path then
+//! `kgspTeardown_TU102`'s FWSEC-SB and `booter_unload`, [`super::booter::teardown`]): `UNLOADING_GUEST_DRIVER` with
 //! `newLevel` 0 (the normal unload: `gpuStateUnload` passes
 //! `NV2080_CTRL_GPU_SET_POWER_STATE_GPU_LEVEL_0`, gpu.c, and nouveau sends 0; OpenRM sends
 //! `GPU_STATE_FLAGS_FAST_UNLOAD` only at system shutdown, where it "skips rmDestruct in GSP"),
@@ -40,6 +41,8 @@ pub struct TeardownReport {
     pub wpr2_left_up: bool,
     /// DMA allocations given back.
     pub freed: usize,
+    /// Booter path: FWSEC-SB and `booter_unload` (default on the FSP path).
+    pub booter: super::booter::teardown::BooterTeardown,
 }
 
 /// Unloads GSP-RM and frees `memory`; the memory is freed whatever happens, and the
@@ -48,6 +51,7 @@ pub fn run<P: Platform>(
     mut platform: P,
     mut rpc: GspRpc,
     mut memory: BootMemory,
+    booter: Option<super::booter::BooterState>,
     timeouts: &Timeouts,
 ) -> (P, Result<TeardownReport, BootError>) {
     let p = &mut platform;
@@ -111,6 +115,23 @@ pub fn run<P: Platform>(
                     diagnostics: rpc.diagnostics(),
                 });
             }
+        }
+    }
+
+    if report.halted
+        && let Some(state) = &booter
+    {
+        // kgspTeardown_TU102: FWSEC-SB, then booter_unload takes WPR2 down.
+        let (done, error) = super::booter::teardown::run(p, &mut memory, state, timeouts.halt_ns);
+        report.booter = done;
+        if let Some(kind) = error
+            && first_error.is_none()
+        {
+            first_error = Some(BootError {
+                stage: Stage::Teardown,
+                kind,
+                diagnostics: rpc.diagnostics(),
+            });
         }
     }
 

@@ -216,7 +216,7 @@ impl<P: Platform> GspRm<P> {
     pub fn over(gsp: Gsp<P>, access: VramAccess) -> Result<Self, Box<OpenFailure<P>>> {
         let window = match (access, gsp.platform().bar1()) {
             (VramAccess::Auto, Some(bar1)) => VramWindow::Bar1(bar1),
-            _ => VramWindow::Pramin,
+            _ => VramWindow::Pramin(gsp.chip().arch()),
         };
         let arch = gsp.chip().arch();
         let version = match arch.mmu_format() {
@@ -263,7 +263,7 @@ impl<P: Platform> GspRm<P> {
 
     fn setup(&mut self) -> Result<(), OpenError> {
         let at = |step| move |source| OpenError::Setup { step, source };
-        vram::bar1_physical(self.gsp.platform())
+        vram::bar1_physical(self.gsp.platform(), self.arch)
             .map_err(|e| at("BAR1 in physical mode")(e.into()))?;
         self.alloc_client(self.client)
             .map_err(at("our RM client"))?;

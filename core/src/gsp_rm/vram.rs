@@ -17,8 +17,11 @@ use core::sync::atomic::{Ordering, fence};
 use nvbare_mmu::{AccessError, TableAddr, TableAperture, TableMemory, TlbInvalidate};
 
 use super::error::MemoryError;
+use crate::chip::Arch;
 use crate::hal::{Bar0, Platform, PollError, Wait, try_poll_until};
-use crate::regs::fb::{PRAMIN, PRAMIN_SIZE, XalEpBar0Window};
+use crate::regs::fb::{
+    PRAMIN, PRAMIN_SIZE, PbusBar0Window, PbusBar1Block, PbusBindStatus, XalEpBar0Window,
+};
 use crate::regs::vm::{VfBar1BlockHighAddr, VfBar1BlockLowAddr, VfMmuInvalidate};
 use crate::shared::SharedMem;
 
@@ -27,8 +30,9 @@ use crate::shared::SharedMem;
 pub enum VramWindow {
     /// BAR1 in physical mode: offset = VRAM address, for the first `len` bytes of VRAM.
     Bar1(SharedMem),
-    /// The PRAMIN window in BAR0 (slow: 32-bit register writes).
-    Pramin,
+    /// The PRAMIN window in BAR0 (slow: 32-bit register writes), moved by the register of
+    /// this architecture (`NV_PBUS_BAR0_WINDOW` to Ada, `NV_XAL_EP_BAR0_WINDOW` after).
+    Pramin(Arch),
 }
 
 /// PRAMIN's window moves in steps of 64 KiB (`NV_XAL_EP_BAR0_WINDOW_BASE_SHIFT`).
@@ -41,7 +45,15 @@ impl VramWindow {
         match self {
             // CAST: usize to u64 is lossless on every target nvbare builds for.
             Self::Bar1(m) => m.len() as u64,
-            Self::Pramin => 0,
+            Self::Pramin(_) => 0,
+        }
+    }
+
+    /// The architecture whose PRAMIN window register to use (`None` through BAR1: any).
+    fn arch(&self) -> Option<Arch> {
+        match self {
+            Self::Pramin(a) => Some(*a),
+            Self::Bar1(_) => None,
         }
     }
 
@@ -70,7 +82,7 @@ impl VramWindow {
                 Ok(m.write_bytes_u64(pa as usize, &bytes)?)
             }
             _ => {
-                pramin_write(bar0, pa, words.iter().copied());
+                pramin_write(bar0, self.arch(), pa, words.iter().copied());
                 Ok(())
             }
         }
@@ -85,7 +97,12 @@ impl VramWindow {
                 Ok(m.fill(pa as usize, len as usize, 0)?)
             }
             _ => {
-                pramin_write(bar0, pa, core::iter::repeat_n(0, (len / 8) as usize));
+                pramin_write(
+                    bar0,
+                    self.arch(),
+                    pa,
+                    core::iter::repeat_n(0, (len / 8) as usize),
+                );
                 Ok(())
             }
         }
@@ -93,17 +110,23 @@ impl VramWindow {
 }
 
 /// Writes `words` from VRAM address `pa` on through PRAMIN, moving the window as needed.
-fn pramin_write(bar0: &impl Bar0, pa: u64, words: impl Iterator<Item = u64>) {
+fn pramin_write(bar0: &impl Bar0, arch: Option<Arch>, pa: u64, words: impl Iterator<Item = u64>) {
     let mut base = u64::MAX;
     for (i, w) in words.enumerate() {
         let at = pa + 8 * i as u64;
         if at < base || at + 8 > base + u64::from(PRAMIN_SIZE) {
             base = at & !(PRAMIN_STEP - 1);
             // CAST: VRAM addresses >> 16 fit the BASE field for any VRAM below 256 GiB on GH100
-            // (BASE is 21:0 there, gh100 pri_nv_xal_ep.h) and 512 GiB on GB10x (22:0).
-            XalEpBar0Window::default()
-                .with_base((base >> 16) as u32)
-                .write(bar0);
+            // (BASE is 21:0 there, gh100 pri_nv_xal_ep.h), 512 GiB on GB10x (22:0) and 1 TiB
+            // before Hopper (23:0).
+            match arch {
+                Some(Arch::Turing | Arch::Ampere | Arch::Ada) => PbusBar0Window::default()
+                    .with_base((base >> 16) as u32)
+                    .write(bar0),
+                _ => XalEpBar0Window::default()
+                    .with_base((base >> 16) as u32)
+                    .write(bar0),
+            }
         }
         // CAST: below PRAMIN_SIZE.
         let off = PRAMIN + (at - base) as u32;
@@ -157,7 +180,24 @@ fn wait_register<P: Platform>(
 /// the bind ("Write to the HIGH register triggers the bind"), then wait until
 /// `BAR1_PENDING` is empty and `BAR1_OUTSTANDING` false before any BAR1 access ("SW must
 /// ensure that the bind has completed prior to issuing any further BAR1 requests").
-pub fn bar1_physical<P: Platform>(p: &P) -> Result<(), MemoryError> {
+///
+/// Turing to Ada bind through `NV_PBUS_BAR1_BLOCK` (MODE physical, TARGET VRAM, no
+/// instance block: the value tinygrad writes on every chip) and wait on
+/// `NV_PBUS_BIND_STATUS` (`kbusBar1InstBlkBind_GM107`'s poll).
+pub fn bar1_physical<P: Platform>(p: &P, arch: Arch) -> Result<(), MemoryError> {
+    if matches!(arch, Arch::Turing | Arch::Ampere | Arch::Ada) {
+        PbusBar1Block::default().write(p);
+        fence(Ordering::SeqCst);
+        return wait_register(
+            p,
+            "the BAR1 bind (NV_PBUS_BIND_STATUS BAR1_PENDING/OUTSTANDING)",
+            |p| PbusBindStatus::read(p).raw(),
+            |v| {
+                let r = PbusBindStatus::from_raw(v);
+                !r.bar1_pending() && !r.bar1_outstanding()
+            },
+        );
+    }
     VfBar1BlockLowAddr::default()
         .with_mode(false)
         .with_target(0)
@@ -352,6 +392,8 @@ mod tests {
                 0xb8_30b0 => 1 << 31,
                 // BAR1_PENDING and BAR1_OUTSTANDING.
                 0xb8_0f60 => 0b11,
+                // NV_PBUS_BIND_STATUS: the same, before Hopper.
+                0x1710 => 0b11,
                 _ => 0,
             }
         }
@@ -400,7 +442,7 @@ mod tests {
         assert!(t.write_u64s(TableAddr::video(0x20_0000), &[1]).is_err());
         assert!(t.read_u64(TableAddr::video(0x10_0004)).is_err());
         let regs = Regs::default();
-        t.flush(&regs, &VramWindow::Pramin).unwrap();
+        t.flush(&regs, &VramWindow::Pramin(Arch::Hopper)).unwrap();
         let w = regs.0.borrow();
         // The window at VRAM 0x100000 (BASE 0x10), then two merged words' halves.
         assert_eq!(w[0], (XalEpBar0Window::ADDRESS, 0x10));
@@ -415,7 +457,7 @@ mod tests {
         drop(w);
         assert!(!t.is_dirty());
         regs.0.borrow_mut().clear();
-        t.flush(&regs, &VramWindow::Pramin).unwrap();
+        t.flush(&regs, &VramWindow::Pramin(Arch::Hopper)).unwrap();
         assert!(regs.0.borrow().is_empty(), "nothing new to write");
     }
 
@@ -423,7 +465,12 @@ mod tests {
     fn pramin_moves_its_window_past_one_mib() {
         let regs = Regs::default();
         let words = (PRAMIN_SIZE / 8) as usize;
-        pramin_write(&regs, 0x3_0000, core::iter::repeat_n(7u64, words + 1));
+        pramin_write(
+            &regs,
+            Some(Arch::Hopper),
+            0x3_0000,
+            core::iter::repeat_n(7u64, words + 1),
+        );
         let w = regs.0.borrow();
         assert_eq!(w[0], (XalEpBar0Window::ADDRESS, 0x3));
         assert_eq!(w[1], (PRAMIN + 4, 0));
@@ -432,6 +479,23 @@ mod tests {
         assert_eq!(w[moved], (XalEpBar0Window::ADDRESS, 0x13), "moved by 1 MiB");
         assert_eq!(w[moved + 2], (PRAMIN, 7));
         assert_eq!(w.len(), moved + 3);
+    }
+
+    #[test]
+    fn before_hopper_pramin_and_bar1_use_the_pbus_registers() {
+        let regs = Regs::default();
+        pramin_write(&regs, Some(Arch::Ada), 0x5_0000, core::iter::once(9u64));
+        assert_eq!(regs.0.borrow()[0], (PbusBar0Window::ADDRESS, 0x5));
+        let regs = Regs::busy_for(3);
+        bar1_physical(&regs, Arch::Ampere).unwrap();
+        assert_eq!(
+            regs.0.borrow()[0],
+            (PbusBar1Block::ADDRESS, 0),
+            "physical, VRAM"
+        );
+        assert_eq!(regs.1.get(), 0, "polled NV_PBUS_BIND_STATUS until idle");
+        let e = bar1_physical(&Regs::busy_for(u32::MAX), Arch::Turing).unwrap_err();
+        assert!(matches!(e, MemoryError::RegisterStuck { .. }), "{e:?}");
     }
 
     #[test]
@@ -454,7 +518,7 @@ mod tests {
     #[test]
     fn bar1_binds_low_then_high_and_waits_for_the_bind() {
         let regs = Regs::busy_for(2);
-        bar1_physical(&regs).unwrap();
+        bar1_physical(&regs, Arch::Hopper).unwrap();
         // kbusBindBar1_GH100: LOW first, the HIGH write triggers the bind.
         assert_eq!(
             regs.0.borrow().as_slice(),
@@ -465,7 +529,7 @@ mod tests {
             0,
             "polled until PENDING and OUTSTANDING cleared"
         );
-        let e = bar1_physical(&Regs::busy_for(u32::MAX)).unwrap_err();
+        let e = bar1_physical(&Regs::busy_for(u32::MAX), Arch::Hopper).unwrap_err();
         assert!(alloc::format!("{e}").contains("BAR1_PENDING"), "{e}");
     }
 }

@@ -110,6 +110,9 @@ enum Want {
     Reply(Awaited),
     /// An event.
     Event(RpcEvent),
+    /// An event, or a `GSP_RUN_CPU_SEQUENCER` for the caller to run (the booter path's
+    /// waits: `kgspWaitForRmInitDone` runs sequencer programs as they come).
+    EventOrSequencer(RpcEvent),
     /// Nothing: just handle what arrived.
     Nothing,
 }
@@ -118,7 +121,7 @@ impl Want {
     fn function(self) -> MessageFunction {
         match self {
             Want::Reply(a) => a.function.into(),
-            Want::Event(e) => e.into(),
+            Want::Event(e) | Want::EventOrSequencer(e) => e.into(),
             // NOP: a wait for nothing in particular.
             Want::Nothing => RpcFunction::Nop.into(),
         }
@@ -257,7 +260,10 @@ impl GspRpc {
         let function = MessageFunction(f);
         let decoded = decode_message(&msg.header, &msg.payload);
         let number = RpcNumber::from_u32(f);
-        let wanted = matches!((want, number), (Want::Event(w), RpcNumber::Event(g)) if w == g);
+        let wanted = matches!(
+            (want, number),
+            (Want::Event(w) | Want::EventOrSequencer(w), RpcNumber::Event(g)) if w == g
+        );
         if let RpcNumber::Function(rf) = number {
             let awaited = match want {
                 Want::Reply(a) => Some(a),
@@ -285,8 +291,15 @@ impl GspRpc {
             };
         }
         if number == RpcNumber::Event(RpcEvent::GspRunCpuSequencer) {
-            // Whatever its payload: the FSP path never asks for one.
-            return Err(RpcErrorKind::SequencerOnFspPath);
+            if !matches!(want, Want::EventOrSequencer(_)) {
+                // Whatever its payload: the FSP path never asks for one, and the booter
+                // path runs them only while waiting for GSP-RM's init.
+                return Err(RpcErrorKind::SequencerOnFspPath);
+            }
+            return match decoded {
+                Ok(d) => Ok(Some(d)),
+                Err(source) => Err(RpcErrorKind::MalformedReply { function, source }),
+            };
         }
         let d = match decoded {
             Ok(d) => d,
@@ -366,6 +379,16 @@ impl<P: Platform> Rpc<'_, P> {
         timeout_ns: u64,
     ) -> Result<DecodedMessage, RpcError> {
         self.wait(Want::Event(event), timeout_ns)
+    }
+
+    /// Waits at most `timeout_ns` for `event`, or for a `GSP_RUN_CPU_SEQUENCER`, whichever
+    /// comes first (the booter path runs the sequencer and waits again).
+    pub fn wait_event_or_sequencer(
+        &mut self,
+        event: RpcEvent,
+        timeout_ns: u64,
+    ) -> Result<DecodedMessage, RpcError> {
+        self.wait(Want::EventOrSequencer(event), timeout_ns)
     }
 
     /// Handles whatever GSP-RM has sent, without waiting; returns how many events it

@@ -153,6 +153,20 @@ register! {
         mode / with_mode: bool = 31:31, hwref("MODE");
     }
 
+    /// `NV_PBUS_BIND_STATUS`: BAR1/BAR2 binds in flight, Turing to Ada. The published
+    /// headers (tu102 `dev_bus.h`) define its fields but not its address; 0x1710 follows
+    /// nouveau (`tu102_bar_bar1_wait` polls 0x001710 bits 1:0) and OpenRM's
+    /// `kbusBar1InstBlkBind` waits on the same two fields.
+    pub struct PbusBindStatus @ [0x0000_1710]
+        hwref("NV_PBUS_BIND_STATUS"; absent [TU102, GA100, GA102, AD102],
+              only Arch::Turing | Arch::Ampere | Arch::Ada)
+    {
+        /// A BAR1 bind waits to be sent.
+        bar1_pending / with_bar1_pending: bool = 0:0, hwref("BAR1_PENDING");
+        /// A BAR1 bind is outstanding to FB.
+        bar1_outstanding / with_bar1_outstanding: bool = 1:1, hwref("BAR1_OUTSTANDING");
+    }
+
     /// `NV_PBUS_BAR0_WINDOW`: where PRAMIN points in VRAM, Turing to Ada. No published
     /// header defines it; the address and the base field follow nouveau (which writes
     /// VRAM address >> 16 to 0x1700).

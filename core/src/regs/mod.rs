@@ -8,7 +8,7 @@
 //! Modules: [`pmc`] (chip identification), [`falcon`] (falcon and RISC-V engine control),
 //! [`falcon_hs`] (FBIF apertures and boot-ROM parameters for heavy-secure ucode),
 //! [`fsp`] (FSP message queues, FSP boot status), [`fb`] (framebuffer: WPR2, size, sysmem
-//! flush, BAR1 block), [`vm`] (the virtual-function window: TLB invalidate, doorbell).
+//! flush, BAR1 block), [`secure_boot`] (PROM window, ucode fuses, FWSEC scratch), [`vm`] (the virtual-function window: TLB invalidate, doorbell).
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -22,6 +22,7 @@ pub mod falcon_hs;
 pub mod fb;
 pub mod fsp;
 pub mod pmc;
+pub mod secure_boot;
 pub mod vm;
 
 pub use falcon::{FalconBase, RiscvBase};
@@ -201,6 +202,7 @@ pub fn hwref_table(arch: Arch) -> Vec<HwrefRegister> {
     falcon_hs::hwref_entries(arch, &mut table);
     fsp::hwref_entries(arch, &mut table);
     fb::hwref_entries(arch, &mut table);
+    secure_boot::hwref_entries(arch, &mut table);
     vm::hwref_entries(arch, &mut table);
     table
 }

@@ -18,6 +18,10 @@ const GB: u64 = 1 << 30;
 /// Which set of `gsp_fw_heap.h` parameters a chip uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HeapFamily {
+    /// Turing and GA100 (libos2: no OS carveout, base RM 8 MiB "Turing thru Ada", at least
+    /// `GSP_FW_HEAP_SIZE_OVERRIDE_LIBOS2_MIN_MB` = 64 MiB). Which libos these chips' 570.144
+    /// GSP-RM uses is UNCONFIRMED on silicon.
+    Libos2,
     /// Ampere GA10x and Ada (libos3 baremetal carveout 22 MiB, base RM 8 MiB "Turing thru
     /// Ada"). Cross-check: 24 GiB gives 0x8100000, tinygrad's hard-coded AD102 value.
     AmpereAda,
@@ -45,16 +49,17 @@ pub const HEAP_MIN_MB: u64 = 88;
 /// of FB on chips without scrubber ucode (`kgspGetFwHeapSize`; unlimited as GH100+ call it,
 /// with no anterior/posterior size); the 280 MiB `_MAX_MB` applies to registry overrides.
 pub fn gsp_fw_heap_size(family: HeapFamily, fb_size: u64) -> u64 {
-    let base = match family {
-        HeapFamily::AmpereAda => 8 * MB,
-        HeapFamily::HopperBlackwell => 14 * MB,
+    let (carveout, base, min_mb) = match family {
+        HeapFamily::Libos2 => (0, 8 * MB, 64),
+        HeapFamily::AmpereAda => (HEAP_OS_CARVEOUT, 8 * MB, HEAP_MIN_MB),
+        HeapFamily::HopperBlackwell => (HEAP_OS_CARVEOUT, 14 * MB, HEAP_MIN_MB),
     };
     let fb_gb = fb_size.div_ceil(GB);
-    let heap = HEAP_OS_CARVEOUT
+    let heap = carveout
         + base
         + (HEAP_SIZE_PER_GB_FB * fb_gb).next_multiple_of(MB)
         + HEAP_CLIENT_ALLOC.next_multiple_of(MB);
-    heap.max(HEAP_MIN_MB * MB)
+    heap.max(min_mb * MB)
 }
 
 /// Where the images are and how big they are: the fields common to both layouts.
@@ -117,12 +122,17 @@ pub struct FbLayoutSizes {
 impl FbLayoutSizes {
     /// The values OpenRM uses on a headless Ampere/Ada board and tinygrad hard-codes.
     pub fn ampere_ada(fb_size: u64) -> Self {
+        Self::for_family(HeapFamily::AmpereAda, fb_size)
+    }
+
+    /// The same layout with `family`'s heap (Turing and GA100: [`HeapFamily::Libos2`]).
+    pub fn for_family(family: HeapFamily, fb_size: u64) -> Self {
         Self {
             fb_size,
             vga_workspace_size: MB,
             frts_size: MB,
             non_wpr_heap_size: MB,
-            heap_size: gsp_fw_heap_size(HeapFamily::AmpereAda, fb_size),
+            heap_size: gsp_fw_heap_size(family, fb_size),
         }
     }
 }

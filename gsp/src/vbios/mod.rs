@@ -24,6 +24,7 @@
 pub mod bit;
 pub mod build;
 pub mod falcon_ucode;
+pub mod fwsec;
 pub mod pci_rom;
 
 use alloc::vec::Vec;

@@ -419,6 +419,7 @@ fn open_code(e: &OpenError) -> ErrorCode {
 
 fn boot_code(e: &BootError) -> ErrorCode {
     use BootErrorKind as K;
+    use nvbare_core::boot::booter::BooterError;
     match &e.kind {
         K::UnknownChip(_)
         | K::BootPathNotImplemented { .. }
@@ -447,6 +448,13 @@ fn boot_code(e: &BootError) -> ErrorCode {
             BOOT_GSP
         }
         K::GspDidNotHalt { .. } => TEARDOWN,
+        // The booter path's secure steps (FWSEC, the SEC2 booter) share the FSP path's code:
+        // the firmware that establishes WPR2 refused or failed.
+        K::Booter(b) => match b {
+            BooterError::BooterFile { .. } | BooterError::BooterSignature { .. } => BOOT_FIRMWARE,
+            BooterError::Wpr2StillUpAfterUnload => WPR2_STUCK,
+            _ => BOOT_FSP,
+        },
         K::Platform { source, .. } | K::Dma { source, .. } => {
             platform_code(source).unwrap_or(BOOT_SETUP)
         }

@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+use nvbare_core::boot::booter::BooterUcode;
 use nvbare_core::boot::{Firmware, FirmwareFile};
-use nvbare_core::chip::Chip;
+use nvbare_core::chip::{Arch, BootPath, Chip};
 use nvbare_firmware_fetch::{
     Cache, FetchError, FetchOptions, FirmwareChip, PinnedFile, Progress, Source, fetch,
     read_verified,
@@ -24,14 +25,20 @@ pub struct FirmwareSource {
     pub offline: bool,
 }
 
-/// A chip's three firmware files, verified.
+/// A chip's firmware files, verified: the FSP path's three, or the booter path's four.
 pub struct FirmwareFiles {
-    /// `fmc-570.144.bin`.
+    /// `fmc-570.144.bin` (empty on the booter path).
     pub fmc: Vec<u8>,
     /// `gsp-570.144.bin`.
     pub gsp: Vec<u8>,
     /// `bootloader-570.144.bin`.
     pub bootloader: Vec<u8>,
+    /// `booter_load-570.144.bin` (empty on the FSP path).
+    pub booter_load: Vec<u8>,
+    /// `booter_unload-570.144.bin` (empty on the FSP path).
+    pub booter_unload: Vec<u8>,
+    /// `gen_bootloader-570.144.bin` (Turing, GA100: their FWSEC runs through it).
+    pub generic_bootloader: Vec<u8>,
     /// Whether they were fetched into the cache now.
     pub fetched: bool,
 }
@@ -43,6 +50,12 @@ impl FirmwareFiles {
             fmc: &self.fmc,
             gsp: &self.gsp,
             bootloader: &self.bootloader,
+            booter: nvbare_core::boot::booter::BooterFirmware {
+                booter_load: &self.booter_load,
+                booter_unload: &self.booter_unload,
+                vbios: None,
+                generic_bootloader: &self.generic_bootloader,
+            },
         }
     }
 }
@@ -60,29 +73,43 @@ pub fn fetch_command(chip: &str, dir: &Path) -> String {
     }
 }
 
-/// The files a boot takes, in the order of [`FirmwareFiles`]' fields.
-const BOOT_FILES: [FirmwareFile; 3] = [
-    FirmwareFile::Fmc,
-    FirmwareFile::GspRm,
-    FirmwareFile::Bootloader,
+/// The files a boot may take, in the order of [`FirmwareFiles`]' fields.
+const BOOT_FILES: [&str; 6] = [
+    FirmwareFile::Fmc.file_name(),
+    FirmwareFile::GspRm.file_name(),
+    FirmwareFile::Bootloader.file_name(),
+    BooterUcode::Load.file_name(),
+    BooterUcode::Unload.file_name(),
+    "gen_bootloader-570.144.bin",
 ];
+
+/// Which of [`BOOT_FILES`] a chip's boot path needs.
+fn needed(chip: Chip) -> [bool; 6] {
+    // Turing and GA100 carry FWSEC v2, which runs through the generic bootloader.
+    let generic = chip.arch() == Arch::Turing || chip == Chip::GA100;
+    match chip.arch().boot_path() {
+        BootPath::FspChainOfTrust => [true, true, true, false, false, false],
+        BootPath::Sec2Booter => [false, true, true, true, true, generic],
+    }
+}
 
 /// Reads `chip`'s files from the cache; `None` when one is missing or altered (a fetch
 /// replaces it), any other failure as it is.
 fn read_cached(
     cache: &Cache,
     files: &[&'static PinnedFile],
-) -> Result<Option<[Vec<u8>; 3]>, FetchError> {
-    let mut got: [Option<Vec<u8>>; 3] = [None, None, None];
+    chip: Chip,
+) -> Result<Option<[Vec<u8>; 6]>, FetchError> {
+    let mut got: [Option<Vec<u8>>; 6] = Default::default();
     for f in files {
         // Files a boot does not use (none in the pinned set of the chips the VFIO path
         // boots) are not read.
-        let Some(slot) = BOOT_FILES
-            .iter()
-            .position(|b| b.file_name() == f.file_name())
-        else {
+        let Some(slot) = BOOT_FILES.iter().position(|b| *b == f.file_name()) else {
             continue;
         };
+        if !needed(chip)[slot] {
+            continue;
+        }
         match read_verified(cache, f) {
             Ok(bytes) => got[slot] = Some(bytes),
             Err(FetchError::NotFound { .. } | FetchError::CachedFileAltered { .. }) => {
@@ -91,10 +118,11 @@ fn read_cached(
             Err(e) => return Err(e),
         }
     }
-    Ok(match got {
-        [Some(fmc), Some(gsp), Some(bootloader)] => Some([fmc, gsp, bootloader]),
-        _ => None,
-    })
+    let want = needed(chip);
+    if got.iter().zip(want).any(|(g, w)| w && g.is_none()) {
+        return Ok(None);
+    }
+    Ok(Some(got.map(Option::unwrap_or_default)))
 }
 
 /// `chip`'s firmware from `source`, fetched into it first when it is not there.
@@ -110,7 +138,7 @@ pub fn load(chip: Chip, source: &FirmwareSource) -> Result<FirmwareFiles, CliErr
         source: Box::new(source),
     };
     let mut fetched = false;
-    let bytes = match read_cached(&cache, &files).map_err(fetch_err)? {
+    let bytes = match read_cached(&cache, &files, chip).map_err(fetch_err)? {
         Some(b) => b,
         None if source.offline => {
             return Err(CliError::FirmwareNotCached {
@@ -133,7 +161,7 @@ pub fn load(chip: Chip, source: &FirmwareSource) -> Result<FirmwareFiles, CliErr
             let report = fetch(&[fw_chip], &options).map_err(fetch_err)?;
             eprintln!("{}", report.summary());
             fetched = true;
-            read_cached(&cache, &files)
+            read_cached(&cache, &files, chip)
                 .map_err(fetch_err)?
                 .ok_or_else(|| CliError::FirmwareNotCached {
                     chip: name,
@@ -141,11 +169,21 @@ pub fn load(chip: Chip, source: &FirmwareSource) -> Result<FirmwareFiles, CliErr
                 })?
         }
     };
-    let [fmc, gsp, bootloader] = bytes;
+    let [
+        fmc,
+        gsp,
+        bootloader,
+        booter_load,
+        booter_unload,
+        generic_bootloader,
+    ] = bytes;
     Ok(FirmwareFiles {
         fmc,
         gsp,
         bootloader,
+        booter_load,
+        booter_unload,
+        generic_bootloader,
         fetched,
     })
 }

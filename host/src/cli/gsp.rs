@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use nvbare_core::chip::{BootPath, Chip};
+use nvbare_core::chip::Chip;
 use nvbare_core::gpu::GpuConfig;
 use nvbare_core::gsp_rm::{GspRm, GspRmOptions};
 use nvbare_core::hal::Platform;
@@ -161,9 +161,6 @@ fn run_over<P: Platform, T: GpuTask>(
             })?
         }
     };
-    if chip.arch().boot_path() != BootPath::FspChainOfTrust {
-        return Err(CliError::ChipNotBootable { chip });
-    }
     let files = firmware::load(chip, firmware)?;
     task.event(&OpenEvent::Firmware {
         chip,

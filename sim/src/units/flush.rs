@@ -33,9 +33,14 @@ impl SysmemFlush {
     }
 
     /// The address the hub reads, once every pair holds the same non-zero one.
-    fn address(&self) -> Option<u64> {
+    fn address(&self, shifted: bool) -> Option<u64> {
         let (hi, lo) = *self.pairs.first()?;
-        let addr = u64::from(hi & 0xf_ffff) << 32 | u64::from(lo & 0xffff_ff00);
+        // GA100..AD10x: ADR_39_08 in LO, ADR_63_40 (23:0) in HI (ga100 dev_fb.h).
+        let addr = if shifted {
+            u64::from(hi & 0xff_ffff) << 40 | u64::from(lo) << 8
+        } else {
+            u64::from(hi & 0xf_ffff) << 32 | u64::from(lo & 0xffff_ff00)
+        };
         (addr != 0 && self.pairs.iter().all(|p| *p == (hi, lo))).then_some(addr)
     }
 }
@@ -71,7 +76,7 @@ impl Unit for SysmemFlush {
                 self.pairs[i].1 = value;
             }
         }
-        cx.world.sysmem_flush = self.address();
+        cx.world.sysmem_flush = self.address(cx.spec.sysmem_flush_shifted);
         if let Some(a) = cx.world.sysmem_flush {
             cx.log.debug(
                 "flush",

@@ -38,6 +38,11 @@ pub const PRAMIN: u32 = 0x0070_0000;
 pub const PRAMIN_SIZE: u32 = 0x0010_0000;
 /// `NV_XAL_EP_BAR0_WINDOW` (Hopper and later).
 pub const XAL_EP_BAR0_WINDOW: u32 = 0x0010_fd40;
+/// `NV_PBUS_BAR0_WINDOW` (Turing to Ada): BASE 23:0 = VRAM address >> 16, as
+/// `NV_XAL_EP_BAR0_WINDOW` later. No published header gives the address; nouveau writes
+/// 0x001700 (`nvkm/subdev/instmem/nv50.c`, `nv50_instobj_acquire`'s window moves), and
+/// OpenRM's `kbusSetBAR0WindowVidOffset_GM107` uses `NV_PBUS_BAR0_WINDOW`.
+pub const PBUS_BAR0_WINDOW: u32 = 0x0000_1700;
 
 /// The WPR2 a crashed previous run leaves up (lo, hi): a non-zero `ADDR_HI`.
 pub const WPR2_LEFT_UP: (u32, u32) = (0x0008_f000, 0x0008_f100);
@@ -65,7 +70,7 @@ impl Unit for Identity {
         "identity"
     }
 
-    fn claims(&self, _spec: &ChipSpec, offset: u32) -> bool {
+    fn claims(&self, spec: &ChipSpec, offset: u32) -> bool {
         matches!(
             offset,
             PMC_BOOT_0
@@ -79,6 +84,7 @@ impl Unit for Identity {
                 | USERMODE_TIME_1
                 | XAL_EP_BAR0_WINDOW
         ) || (PRAMIN..PRAMIN + PRAMIN_SIZE).contains(&offset)
+            || (offset == PBUS_BAR0_WINDOW && spec.booter.is_some())
     }
 
     fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {
@@ -93,7 +99,7 @@ impl Unit for Identity {
             PTIMER_TIME_0 => (cx.now_ns as u32) & !0x1f,
             PTIMER_TIME_1 | USERMODE_TIME_1 => (cx.now_ns >> 32) as u32,
             USERMODE_TIME_0 => cx.now_ns as u32,
-            XAL_EP_BAR0_WINDOW => self.window,
+            XAL_EP_BAR0_WINDOW | PBUS_BAR0_WINDOW => self.window,
             _ => {
                 let at = self.pramin_target(offset & !3);
                 match cx.bus.read_u32(at) {
@@ -110,6 +116,8 @@ impl Unit for Identity {
     fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
         match offset {
             XAL_EP_BAR0_WINDOW => self.window = value & 0x003f_ffff,
+            // BASE 23:0; TARGET 25:24 (0 = VRAM) is kept out: the window only reaches VRAM.
+            PBUS_BAR0_WINDOW => self.window = value & 0x00ff_ffff,
             o if (PRAMIN..PRAMIN + PRAMIN_SIZE).contains(&o) => {
                 let at = self.pramin_target(o & !3);
                 if let Err(e) = cx.bus.write_u32(at, value) {

@@ -77,11 +77,14 @@ pub const FAULT_UNSUPPORTED_APERTURE: u32 = 0xa;
 /// Translations kept (fully associative, replaced in turn).
 const TLB_ENTRIES: usize = 64;
 
-/// The page-table format of `spec`'s chip: ver3 from Hopper on (architecture 0x18 and
-/// later), ver2 on Turing, Ampere and Ada.
+/// The page-table format of `spec`'s chip: ver3 on Hopper (architecture 0x18) and Blackwell
+/// (0x1a, 0x1b), ver2 on Turing (0x16), Ampere (0x17) and Ada (0x19: numbered after Hopper,
+/// but with Ampere's ver2 MMU; ver3 arrives with `kgmmuFmtFamiliesInit_GH100`,
+/// kern_gmmu_gh100.c, and tinygrad 0.14.0 walks ver2 on every chip below 0x1a, nvdev.py
+/// `mmu_ver`). Found by tinygrad's own AD102 boot, which faulted on a ver3 walk.
 pub fn format(spec: &ChipSpec) -> &'static Format {
     match spec.pmc_boot_42 >> 24 & 0x3f {
-        0x18.. => Format::of(MmuVersion::Ver3),
+        0x18 | 0x1a.. => Format::of(MmuVersion::Ver3),
         _ => Format::of(MmuVersion::Ver2),
     }
 }

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use nvbare_core::hal::{Wait, poll_until};
 use nvbare_mmu::{
-    AccessError, AddressSpace, Aperture, MmuVersion, NoTlb, PhysAllocator, PhysRange,
-    PteAttributes, TableAddr, TableAperture, TableMemory, VaAllocator,
+    AccessError, AddressSpace, Aperture, NoTlb, PhysAllocator, PhysRange, PteAttributes, TableAddr,
+    TableAperture, TableMemory, VaAllocator,
 };
 use nvbare_sim::device::{ChannelRecord, Engine, VaSpaceRecord};
 use nvbare_sim::memory::{Target, Vram};
@@ -111,12 +111,18 @@ pub struct Channel {
 
 /// Programs the sysmem flush buffer with a page of host memory, as every driver must before
 /// the engines make a system membar (kmemsysProgramSysmemFlushBuffer_GH100 / _GB10B: the
-/// address as it is, HI first).
+/// address as it is, HI first; kmemsysProgramSysmemFlushBuffer_GA100 on GA10x/AD10x: bits
+/// 63:40 in HI, bits 39:8 in LO).
 pub fn program_sysmem_flush(gpu: &SimGpu) -> u64 {
     let page = gpu.bus().sysmem.alloc(4096).unwrap();
+    let (hi_v, lo_v) = if gpu.spec().sysmem_flush_shifted {
+        ((page.bus >> 40) as u32, (page.bus >> 8) as u32)
+    } else {
+        ((page.bus >> 32) as u32, page.bus as u32)
+    };
     for &(hi, lo) in gpu.spec().sysmem_flush {
-        gpu.bar0_write(hi, (page.bus >> 32) as u32);
-        gpu.bar0_write(lo, page.bus as u32);
+        gpu.bar0_write(hi, hi_v);
+        gpu.bar0_write(lo, lo_v);
     }
     page.bus
 }
@@ -148,8 +154,10 @@ impl Rig {
         program_sysmem_flush(&gpu);
         // Page tables in VRAM [16 MiB, 48 MiB); data from 64 MiB.
         let tables = PhysAllocator::new(16 << 20, 32 << 20).unwrap();
+        // The chip's own page-table format: ver2 on GA102/AD102, ver3 on Hopper and Blackwell.
+        let version = nvbare_sim::units::mmu::format(gpu.spec()).version;
         let space = AddressSpace::new(
-            MmuVersion::Ver3,
+            version,
             TableAperture::Video,
             VramTables(gpu.bus().vram.clone()),
             tables,

@@ -1,10 +1,12 @@
-//! QMDs built here from the field positions of clcbc0qmd.h (V04_00, Hopper) and
-//! clcec0qmd.h (V05_00, Blackwell), bit by bit (not with the simulator's decoder tables).
+//! QMDs built here from the field positions of clc6c0qmd.h (V03_00, Ampere and Ada),
+//! clcbc0qmd.h (V04_00, Hopper) and clcec0qmd.h (V05_00, Blackwell), bit by bit (not with the
+//! simulator's decoder tables).
 
 /// `MW(hi:lo)` positions of the fields a launch fills, per version.
 pub struct Layout {
     pub major: u32,
-    pub qmd_type: (u32, u32),
+    /// QMD_TYPE (V04 on; V03_00 has none).
+    pub qmd_type: Option<(u32, u32)>,
     pub major_version: (u32, u32),
     pub grid: [(u32, u32); 3],
     pub block: [(u32, u32); 3],
@@ -21,6 +23,8 @@ pub struct Layout {
     pub cbuf_addr_lo: (u32, u32),
     pub cbuf_addr_hi: (u32, u32),
     pub cbuf_size: (u32, u32),
+    /// How far the constant-buffer address is shifted (6: `_SHIFTED6`; 0 on V03_00).
+    pub cbuf_shift: u32,
     /// RELEASE_ENABLE(0) (stride 16), STRUCTURE_SIZE(0), PAYLOAD64B(0); SEMAPHORE0 address
     /// lower/upper and payload lower/upper.
     pub release_enable: u32,
@@ -31,9 +35,35 @@ pub struct Layout {
     pub dependent: ((u32, u32), u32, (u32, u32)),
 }
 
+/// V03_00 (clc6c0qmd.h): no QMD_TYPE; constant buffers as byte addresses; releases at
+/// 768..895.
+pub const V3: Layout = Layout {
+    major: 3,
+    qmd_type: None,
+    major_version: (583, 580),
+    grid: [(415, 384), (431, 416), (463, 448)],
+    block: [(607, 592), (623, 608), (639, 624)],
+    registers: (656, 648),
+    barriers: (767, 763),
+    program: ((1567, 1536), (1584, 1568), 0),
+    shared: ((561, 544), 0),
+    sm_config: [(567, 562), (574, 569), (662, 657)],
+    cbuf_valid: (640, 1),
+    cbuf_addr_lo: (1055, 1024),
+    cbuf_addr_hi: (1072, 1056),
+    cbuf_size: (1087, 1075),
+    cbuf_shift: 0,
+    release_enable: 823,
+    release_structure: (831, 830),
+    release_payload64: 829,
+    release0: [(799, 768), (807, 800), (863, 832), (895, 864)],
+    // DEPENDENT_QMD0_POINTER 511:480; _ENABLE 512; _ACTION 515:513.
+    dependent: ((511, 480), 512, (515, 513)),
+};
+
 pub const V4: Layout = Layout {
     major: 4,
-    qmd_type: (25, 23),
+    qmd_type: Some((25, 23)),
     major_version: (583, 580),
     grid: [(1055, 1024), (1071, 1056), (1103, 1088)],
     block: [(1167, 1152), (1183, 1168), (1199, 1184)],
@@ -46,6 +76,7 @@ pub const V4: Layout = Layout {
     cbuf_addr_lo: (1567, 1536),
     cbuf_addr_hi: (1586, 1568),
     cbuf_size: (1599, 1587),
+    cbuf_shift: 6,
     release_enable: 320,
     release_structure: (322, 321),
     release_payload64: 332,
@@ -56,7 +87,7 @@ pub const V4: Layout = Layout {
 
 pub const V5: Layout = Layout {
     major: 5,
-    qmd_type: (153, 151),
+    qmd_type: Some((153, 151)),
     major_version: (471, 468),
     grid: [(1279, 1248), (1295, 1280), (1327, 1312)],
     block: [(1103, 1088), (1119, 1104), (1127, 1120)],
@@ -69,6 +100,7 @@ pub const V5: Layout = Layout {
     cbuf_addr_lo: (1375, 1344),
     cbuf_addr_hi: (1394, 1376),
     cbuf_size: (1407, 1395),
+    cbuf_shift: 6,
     release_enable: 288,
     release_structure: (290, 289),
     release_payload64: 300,
@@ -90,7 +122,9 @@ impl Qmd {
             bytes: vec![0; 384],
             l,
         };
-        q.set(l.qmd_type, 2); // GRID_CTA
+        if let Some(t) = l.qmd_type {
+            q.set(t, 2); // GRID_CTA
+        }
         q.set(l.major_version, u64::from(l.major));
         q
     }
@@ -139,8 +173,8 @@ impl Qmd {
             ),
             1,
         );
-        self.set(at(l.cbuf_addr_lo), (va >> 6) & 0xffff_ffff);
-        self.set(at(l.cbuf_addr_hi), va >> 6 >> 32);
+        self.set(at(l.cbuf_addr_lo), (va >> l.cbuf_shift) & 0xffff_ffff);
+        self.set(at(l.cbuf_addr_hi), va >> l.cbuf_shift >> 32);
         self.set(at(l.cbuf_size), u64::from(size) >> 4);
         self
     }

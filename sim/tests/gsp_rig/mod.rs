@@ -7,6 +7,7 @@
 //! against NVIDIA's headers); firmware sections from `nvbare_gsp::firmware`'s parsers.
 #![allow(dead_code)]
 
+pub mod booter;
 pub mod queue;
 pub mod rm;
 
@@ -48,7 +49,12 @@ pub fn firmware_dir(chip: &str) -> Option<PathBuf> {
         .or_else(|| {
             std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/nvbare/firmware"))
         })?;
-    let have = ["fmc", "gsp", "bootloader"].iter().all(|n| {
+    // The FSP path boots with the FMC, the booter path with the booters.
+    let files: &[&str] = match chip {
+        "ga102" | "ad102" => &["booter_load", "booter_unload", "gsp", "bootloader"],
+        _ => &["fmc", "gsp", "bootloader"],
+    };
+    let have = files.iter().all(|n| {
         dir.join(format!("nvidia/{chip}/gsp/{n}-570.144.bin"))
             .is_file()
     });
@@ -107,6 +113,11 @@ pub fn facts(chip: SimChip) -> ChipFacts {
             signature: GspSignatureTarget::Gb10x,
             scheme: FmcSignatureScheme::EcdsaP384,
         },
+        SimChip::Ga102 | SimChip::Ad102 => {
+            panic!(
+                "the FSP rig boots Hopper and Blackwell; the booter chips boot in booter_boot.rs"
+            )
+        }
     }
 }
 
@@ -168,9 +179,12 @@ impl Rig {
         let fw = firmware_dir(chip.spec().name)?;
         let gpu = Arc::new(SimGpu::with_faults(chip, faults).expect("a simulated GPU"));
         gpu.set_firmware_dir(&fw);
-        let fmc_file =
-            std::fs::read(fw.join(format!("nvidia/{}/gsp/fmc-570.144.bin", chip.spec().name)))
-                .ok()?;
+        // The booter path has no FMC.
+        let fmc_file = match chip.spec().boot {
+            nvbare_sim::chip::BootModel::Booter => Vec::new(),
+            _ => std::fs::read(fw.join(format!("nvidia/{}/gsp/fmc-570.144.bin", chip.spec().name)))
+                .ok()?,
+        };
         let z = Buf { bus: 0, len: 0 };
         Some(Rig {
             chip,
@@ -245,9 +259,39 @@ impl Rig {
         let fmc = FmcImage::parse(&self.fmc_file, f.scheme).expect("the FMC file");
         self.fmc = self.alloc(fmc.image.len());
         self.write(self.fmc.bus, fmc.image);
+        self.build_structures(f.signature, |rig, m| {
+            // GspFwWprMeta as kgspCalculateFbLayout_GH100 fills it: sizes, offsets 0.
+            m.non_wpr_heap_size = f.non_wpr_heap;
+            m.gsp_fw_heap_size = heap_size(rig.chip.spec().vram_bytes);
+            m.frts_size = 0x10_0000;
+            m.vga_workspace_size = 0x2_0000;
+            m.pmu_reserved_size = f.pmu_reserved;
+        });
+        // GSP_FMC_BOOT_PARAMS (kgspSetupGspFmcArgs_GH100).
+        let mut bp = GspFmcBootParams::new_zeroed();
+        bp.boot_gsp_rm_params.target = GSP_DMA_TARGET_COHERENT_SYSTEM;
+        bp.boot_gsp_rm_params.gsp_rm_desc_size = 256;
+        bp.boot_gsp_rm_params.gsp_rm_desc_offset = self.wpr_meta.bus;
+        bp.boot_gsp_rm_params.b_is_gsp_rm_boot = 1;
+        bp.gsp_rm_params.target = GSP_DMA_TARGET_COHERENT_SYSTEM;
+        bp.gsp_rm_params.boot_args_offset = self.libos.bus;
+        self.boot_params = self.alloc(PAGE);
+        self.write(self.boot_params.bus, bp.as_bytes());
+        self.queue_system_info();
+        self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+    }
+
+    /// The structures both boot paths build: the GSP-RM image in a radix3 tree, bootloader,
+    /// signature, the WPR meta (`layout` fills the path's own fields), shared queue memory,
+    /// RMARGS and the libos arguments.
+    pub fn build_structures(
+        &mut self,
+        signature: GspSignatureTarget,
+        layout: impl FnOnce(&Rig, &mut GspFwWprMeta),
+    ) {
         // GSP-RM image in a radix3 tree (LIBOS_MEMORY_REGION_RADIX3).
         let gsp_file = self.file("gsp");
-        let gsp = GspRmImage::parse(&gsp_file, f.signature).expect("the GSP-RM file");
+        let gsp = GspRmImage::parse(&gsp_file, signature).expect("the GSP-RM file");
         let pages = gsp.image.len().div_ceil(PAGE);
         let l2 = pages.div_ceil(512);
         let l1 = l2.div_ceil(512);
@@ -275,7 +319,6 @@ impl Rig {
         self.write(bl.bus, boot.image);
         let sig = self.alloc(gsp.signature.len());
         self.write(sig.bus, gsp.signature);
-        // GspFwWprMeta as kgspCalculateFbLayout_GH100 fills it: sizes, offsets 0.
         let mut m = GspFwWprMeta::new_zeroed();
         m.magic = GSP_FW_WPR_META_MAGIC;
         m.revision = GSP_FW_WPR_META_REVISION;
@@ -288,11 +331,7 @@ impl Rig {
         m.bootloader_manifest_offset = u64::from(boot.desc.manifest_offset);
         m.sysmem_addr_of_signature = sig.bus;
         m.size_of_signature = gsp.signature.len() as u64;
-        m.non_wpr_heap_size = f.non_wpr_heap;
-        m.gsp_fw_heap_size = heap_size(spec.vram_bytes);
-        m.frts_size = 0x10_0000;
-        m.vga_workspace_size = 0x2_0000;
-        m.pmu_reserved_size = f.pmu_reserved;
+        layout(self, &mut m);
         self.wpr_meta = self.alloc(PAGE);
         self.write(self.wpr_meta.bus, m.as_bytes());
         // Shared queue memory (GspMsgQueuesInit): page table, command queue, status queue.
@@ -351,18 +390,6 @@ impl Rig {
         });
         self.libos = self.alloc(PAGE);
         self.write(self.libos.bus, entries.as_bytes());
-        // GSP_FMC_BOOT_PARAMS (kgspSetupGspFmcArgs_GH100).
-        let mut bp = GspFmcBootParams::new_zeroed();
-        bp.boot_gsp_rm_params.target = GSP_DMA_TARGET_COHERENT_SYSTEM;
-        bp.boot_gsp_rm_params.gsp_rm_desc_size = 256;
-        bp.boot_gsp_rm_params.gsp_rm_desc_offset = self.wpr_meta.bus;
-        bp.boot_gsp_rm_params.b_is_gsp_rm_boot = 1;
-        bp.gsp_rm_params.target = GSP_DMA_TARGET_COHERENT_SYSTEM;
-        bp.gsp_rm_params.boot_args_offset = self.libos.bus;
-        self.boot_params = self.alloc(PAGE);
-        self.write(self.boot_params.bus, bp.as_bytes());
-        self.queue_system_info();
-        self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
     }
 
     /// Resets the GPU (FLR) and starts the queues over (the boot structures stay), with the
@@ -391,9 +418,15 @@ impl Rig {
     /// kmemsysProgramSysmemFlushBuffer_GH100 / _GB10B). A reset clears the registers.
     pub fn program_sysmem_flush(&mut self) {
         let page = self.alloc(4096);
+        // GA10x/AD10x: bits 63:40 in HI, 39:8 in LO (kmemsysProgramSysmemFlushBuffer_GA100).
+        let (hi_v, lo_v) = if self.chip.spec().sysmem_flush_shifted {
+            ((page.bus >> 40) as u32, (page.bus >> 8) as u32)
+        } else {
+            ((page.bus >> 32) as u32, page.bus as u32)
+        };
         for &(hi, lo) in self.chip.spec().sysmem_flush {
-            self.gpu.bar0_write(hi, (page.bus >> 32) as u32);
-            self.gpu.bar0_write(lo, page.bus as u32);
+            self.gpu.bar0_write(hi, hi_v);
+            self.gpu.bar0_write(lo, lo_v);
         }
     }
 
@@ -442,7 +475,11 @@ impl Rig {
             gpu_phys_addr: c(0x10) & !0xf,
             gpu_phys_fb_addr: (c(0x14) & !0xf) | c(0x18) << 32,
             gpu_phys_inst_addr: (c(0x1c) & !0xf) | c(0x20) << 32,
-            pci_config_mirror_base: 0x9_2000,
+            // NV_PCFG at 0x88000 before Hopper, NV_EP_PCFG_GPU at 0x92000 from Hopper on.
+            pci_config_mirror_base: match self.chip.spec().boot {
+                nvbare_sim::chip::BootModel::Booter => 0x8_8000,
+                _ => 0x9_2000,
+            },
             pci_config_mirror_size: 0x1000,
             pci_device_id: c(0) as u32,
             pci_sub_device_id: c(0x2c) as u32,

@@ -89,7 +89,7 @@ fn venv() -> Result<PathBuf, String> {
 }
 
 /// The verified firmware set: `$NVBARE_FIRMWARE_DIR`, else the cache `nvbare firmware fetch`
-/// fills; it must hold what tinygrad fetches for GB202.
+/// fills; it must hold what tinygrad fetches for GB202, AD102 and GA102.
 fn firmware() -> Result<PathBuf, String> {
     let dir = match std::env::var_os("NVBARE_FIRMWARE_DIR") {
         Some(d) => PathBuf::from(d),
@@ -100,6 +100,11 @@ fn firmware() -> Result<PathBuf, String> {
         "nvidia/gb202/gsp/fmc-570.144.bin",
         "nvidia/gb202/gsp/bootloader-570.144.bin",
         "nvidia/ga102/gsp/gsp-570.144.bin",
+        "nvidia/ga102/gsp/booter_load-570.144.bin",
+        "nvidia/ga102/gsp/bootloader-570.144.bin",
+        "nvidia/ad102/gsp/booter_load-570.144.bin",
+        "nvidia/ad102/gsp/bootloader-570.144.bin",
+        "nvidia/ad102/gsp/gsp-570.144.bin",
     ] {
         if !dir.join(f).is_file() {
             return Err(format!(
@@ -145,6 +150,8 @@ pub struct Run {
     pub stats: ServeStats,
     /// The simulated GPUs' warnings (`gpu N unit: text`).
     pub warnings: Vec<String>,
+    /// GPU 0's log at info level and above (`unit: text`), what its boot did.
+    pub log: Vec<String>,
     /// BAR0 offsets tinygrad touched that no unit decodes, with counts (GPU 0).
     pub unclaimed: Vec<(u32, u64)>,
     /// Wall time of the tinygrad process.
@@ -215,11 +222,28 @@ impl Tinygrad {
     pub fn run(
         &self,
         test: &str,
+        config: ServeConfig,
+        script: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Run {
+        self.run_times(test, config, script, args, env, timeout, 1)
+    }
+
+    /// As [`Tinygrad::run`], `times` tinygrad processes one after the other against the same
+    /// server (each within `timeout`); the result is the last one's status with everyone's
+    /// output.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_times(
+        &self,
+        test: &str,
         mut config: ServeConfig,
         script: &str,
         args: &[&str],
         env: &[(&str, &str)],
         timeout: Duration,
+        times: usize,
     ) -> Run {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         // A private cache (tinygrad's downloads) and temp dir (its lock files) per run.
@@ -233,7 +257,7 @@ impl Tinygrad {
             Command::new(&self.python)
                 .arg(script_dir.join("prefill_fw.py"))
                 .arg(&self.firmware)
-                .arg("gb202")
+                .arg(config.chip.spec().name)
                 .env("XDG_CACHE_HOME", &cache),
             "pre-filling tinygrad's firmware cache",
         );
@@ -245,42 +269,57 @@ impl Tinygrad {
         let server = serve(config).expect("the server starts");
         let port = server.addr().port().to_string();
         let started = Instant::now();
-        let mut child = Command::new(&self.python)
-            .arg(script_dir.join(script))
-            .args(args)
-            .env("REMOTE", format!("127.0.0.1:{port}"))
-            .env("DEV", "PCI+NV")
-            .env("DEBUG", "1")
-            .env("PYTHONUNBUFFERED", "1")
-            .env("XDG_CACHE_HOME", &cache)
-            .env("TMPDIR", &scratch)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tinygrad's python starts");
-        let out = drain(child.stdout.take().expect("piped"));
-        let err = drain(child.stderr.take().expect("piped"));
-        let clock = SimClock::default();
-        // TIMEOUT: the caller's bound on the whole run (a boot over TCP from Python takes
-        // seconds to tens of seconds; a hang is what the bound catches).
-        let waited = poll_until(
-            &clock,
-            Wait::pausing("tinygrad to finish", timeout.as_nanos() as u64, 20_000_000),
-            || child.try_wait().ok().flatten(),
-        );
-        let status = match waited {
-            Ok(s) => s,
-            Err(t) => {
-                let _ = child.kill();
-                let s = child.wait().expect("the killed child is reaped");
-                eprintln!("{test}: {t}; killed tinygrad");
-                s
-            }
-        };
+        let (mut ok, mut last, mut stdout, mut stderr) =
+            (true, String::new(), String::new(), String::new());
+        for _ in 0..times {
+            let mut child = Command::new(&self.python)
+                .arg(script_dir.join(script))
+                .args(args)
+                .env("REMOTE", format!("127.0.0.1:{port}"))
+                .env("DEV", "PCI+NV")
+                .env("DEBUG", "1")
+                .env("PYTHONUNBUFFERED", "1")
+                .env("XDG_CACHE_HOME", &cache)
+                .env("TMPDIR", &scratch)
+                .envs(env.iter().copied())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("tinygrad's python starts");
+            let out = drain(child.stdout.take().expect("piped"));
+            let err = drain(child.stderr.take().expect("piped"));
+            let clock = SimClock::default();
+            // TIMEOUT: the caller's bound on the whole run (a boot over TCP from Python takes
+            // seconds to tens of seconds; a hang is what the bound catches).
+            let waited = poll_until(
+                &clock,
+                Wait::pausing("tinygrad to finish", timeout.as_nanos() as u64, 20_000_000),
+                || child.try_wait().ok().flatten(),
+            );
+            let status = match waited {
+                Ok(s) => s,
+                Err(t) => {
+                    let _ = child.kill();
+                    let s = child.wait().expect("the killed child is reaped");
+                    eprintln!("{test}: {t}; killed tinygrad");
+                    s
+                }
+            };
+            ok &= status.success();
+            last = status.to_string();
+            stdout += &out.join().unwrap_or_default();
+            stderr += &err.join().unwrap_or_default();
+        }
         let elapsed = started.elapsed();
         let stats = server.stats();
         let unclaimed = server.gpus()[0].unclaimed_registers();
+        let log = server.gpus()[0]
+            .log()
+            .lines()
+            .into_iter()
+            .filter(|l| l.level >= nvbare_sim::log::Level::Info)
+            .map(|l| format!("{}: {}", l.unit, l.text))
+            .collect();
         let warnings = server
             .gpus()
             .iter()
@@ -295,12 +334,13 @@ impl Tinygrad {
         server.stop();
         let _ = std::fs::remove_dir_all(&scratch);
         Run {
-            ok: status.success(),
-            status: status.to_string(),
-            stdout: out.join().unwrap_or_default(),
-            stderr: err.join().unwrap_or_default(),
+            ok,
+            status: last,
+            stdout,
+            stderr,
             stats,
             warnings,
+            log,
             unclaimed,
             elapsed,
         }

@@ -15,6 +15,12 @@ pub struct Files {
     pub gsp: Vec<u8>,
     /// `bootloader-570.144.bin`.
     pub bootloader: Vec<u8>,
+    /// `booter_load-570.144.bin` (booter-path chips; empty otherwise).
+    pub booter_load: Vec<u8>,
+    /// `booter_unload-570.144.bin` (booter-path chips; empty otherwise).
+    pub booter_unload: Vec<u8>,
+    /// `gen_bootloader-570.144.bin` (Turing, GA100; empty otherwise).
+    pub generic_bootloader: Vec<u8>,
 }
 
 impl Files {
@@ -24,6 +30,12 @@ impl Files {
             fmc: &self.fmc,
             gsp: &self.gsp,
             bootloader: &self.bootloader,
+            booter: nvbare_core::boot::booter::BooterFirmware {
+                booter_load: &self.booter_load,
+                booter_unload: &self.booter_unload,
+                vbios: None,
+                generic_bootloader: &self.generic_bootloader,
+            },
         }
     }
 }
@@ -42,12 +54,31 @@ pub fn root() -> PathBuf {
 pub fn load(dir: &str) -> Option<Files> {
     let base = root().join("nvidia").join(dir).join("gsp");
     let read = |name: &str| std::fs::read(base.join(format!("{name}-570.144.bin"))).ok();
-    match (read("fmc"), read("gsp"), read("bootloader")) {
+    let files = match (read("fmc"), read("gsp"), read("bootloader")) {
         (Some(fmc), Some(gsp), Some(bootloader)) => Some(Files {
             fmc,
             gsp,
             bootloader,
+            booter_load: Vec::new(),
+            booter_unload: Vec::new(),
+            generic_bootloader: Vec::new(),
         }),
+        // The booter-path chips (Turing to Ada) have no FMC but the booter files.
+        (None, Some(gsp), Some(bootloader)) => match (read("booter_load"), read("booter_unload")) {
+            (Some(booter_load), Some(booter_unload)) => Some(Files {
+                fmc: Vec::new(),
+                gsp,
+                bootloader,
+                booter_load,
+                booter_unload,
+                generic_bootloader: read("gen_bootloader").unwrap_or_default(),
+            }),
+            _ => None,
+        },
+        _ => None,
+    };
+    match files {
+        Some(f) => Some(f),
         _ => {
             let msg = format!(
                 "no 570.144 firmware for {dir} under {} (set NVBARE_FIRMWARE_DIR or run \

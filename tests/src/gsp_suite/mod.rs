@@ -32,6 +32,12 @@ pub fn kernels_for(sm: u32) -> Option<&'static [u8]> {
         90 => Some(KERNELS_SM90),
         100 => Some(KERNELS_SM100),
         120 => Some(KERNELS_SM120),
+        89 => Some(include_bytes!(
+            "../../../core/tests/data/cubin/kernels.sm_89.cubin"
+        )),
+        86 => Some(include_bytes!(
+            "../../../core/tests/data/cubin/kernels.sm_86.cubin"
+        )),
         _ => None,
     }
 }

@@ -1,19 +1,33 @@
-//! What differs by chip on the FSP boot path, nova-core's way: one small trait per block
-//! that differs ([`FspHal`]: the FSP boot-status register and the chain-of-trust payload;
-//! [`FbHal`]: the WPR2 sizes requested from GSP-FMC and where FRTS goes; [`FirmwareHal`]:
-//! which signature the GSP-RM image carries for the chip and which files are the chip's),
-//! one file per chip family ([`gh100`], [`gb100`], [`gb202`]; GB10x calls GH100's functions
-//! where it behaves the same), and one `match chip.arch()` ([`for_chip`]).
+//! What differs by chip, nova-core's way: one small trait per block that differs, one file
+//! per chip family, newer chips calling older chips' functions where they behave the same,
+//! and one `match` ([`for_chip`]) that picks a chip's blocks and with them its boot path.
+//!
+//! FSP path ([`ChipHal`]): [`FspHal`] (the FSP boot-status register and the chain-of-trust
+//! payload), [`FbHal`] (the WPR2 sizes requested from GSP-FMC and where FRTS goes),
+//! [`FirmwareHal`] (the GSP-RM image's signature and the pinned files); [`gh100`],
+//! [`gb100`] (GH100's FSP), [`gb202`].
+//!
+//! Booter path ([`BooterChipHal`]): [`BooterHal`] (the falcon generation, the ucode fuses,
+//! the FB layout sizes, the GSP-RM image's signature); [`tu102`], [`ga100`] (Turing's
+//! falcons, Ampere's fuses), [`ga102`], [`ad102`] (GA10x's everything).
 
+pub mod ad102;
+pub mod ga100;
+pub mod ga102;
 pub mod gb100;
 pub mod gb202;
 pub mod gh100;
+pub mod tu102;
 
 use nvbare_gsp::boot::wpr_meta::FmcWprSizes;
 use nvbare_gsp::firmware::{FmcSignatureScheme, GspSignatureTarget};
 use nvbare_gsp::fsp::CotParams;
 
+use nvbare_gsp::boot::wpr_meta::FbLayoutSizes;
+
 use crate::chip::{Arch, Chip};
+use crate::falcon::FalconHal;
+use crate::regs::secure_boot::FuseEngine;
 
 /// The FSP block: how to tell the FSP finished its own boot, and what the COT payload says.
 pub trait FspHal: Sync {
@@ -75,25 +89,89 @@ impl core::fmt::Debug for ChipHal {
     }
 }
 
-/// The boot HAL of `chip`, or `None` for a chip whose boot path nvbare does not implement
-/// (Turing, Ampere and Ada boot through the SEC2 booter).
-pub fn for_chip(chip: Chip) -> Option<ChipHal> {
-    let (fsp, fb, firmware): (
-        &'static dyn FspHal,
-        &'static dyn FbHal,
-        &'static dyn FirmwareHal,
-    ) = match chip.arch() {
-        Arch::Hopper => (&gh100::Gh100, &gh100::Gh100, &gh100::Gh100),
-        Arch::BlackwellGb10x => (&gb100::Gb10x, &gb100::Gb10x, &gb100::Gb10x),
-        Arch::BlackwellGb20x => (&gb202::Gb20x, &gb202::Gb20x, &gb202::Gb20x),
-        Arch::Turing | Arch::Ampere | Arch::Ada => return None,
+/// The booter block (Turing to Ada): what FWSEC, the booter and the layout need.
+pub trait BooterHal: Sync {
+    /// The generation of the chip's GSP and SEC2 falcons.
+    fn falcon(&self) -> &'static dyn FalconHal;
+    /// The BAR0 address of the fuse holding the version of `engine`'s ucode `ucode_id`, or
+    /// `None` where the chip reads version 0 (Turing).
+    fn ucode_fuse_address(&self, engine: FuseEngine, ucode_id: u32) -> Option<u32>;
+    /// The FB layout's sizes for `fb_size` bytes of usable VRAM.
+    fn layout_sizes(&self, fb_size: u64) -> FbLayoutSizes;
+    /// The signature section of `gsp-570.144.bin` the booter checks for `chip`.
+    fn signature_target(&self, chip: Chip) -> nvbare_gsp::firmware::GspSignatureTarget;
+}
+
+/// The blocks of one booter-path chip.
+#[derive(Clone, Copy)]
+pub struct BooterChipHal {
+    /// The chip.
+    pub chip: Chip,
+    /// Its booter block.
+    pub booter: &'static dyn BooterHal,
+}
+
+impl core::fmt::Debug for BooterChipHal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "BooterChipHal({})", self.chip)
+    }
+}
+
+/// A chip's boot HAL: its blocks, which say its boot path.
+#[derive(Clone, Copy, Debug)]
+pub enum BootHal {
+    /// Hopper and Blackwell: the FSP chain of trust.
+    Fsp(ChipHal),
+    /// Turing, Ampere, Ada: FWSEC and the SEC2 booter.
+    Booter(BooterChipHal),
+}
+
+impl BootHal {
+    /// The chip.
+    pub fn chip(&self) -> Chip {
+        match self {
+            BootHal::Fsp(h) => h.chip,
+            BootHal::Booter(h) => h.chip,
+        }
+    }
+
+    /// The FSP-path blocks, if the chip boots that way.
+    pub fn fsp(self) -> Option<ChipHal> {
+        match self {
+            BootHal::Fsp(h) => Some(h),
+            BootHal::Booter(_) => None,
+        }
+    }
+
+    /// The booter-path blocks, if the chip boots that way.
+    pub fn booter(self) -> Option<BooterChipHal> {
+        match self {
+            BootHal::Booter(h) => Some(h),
+            BootHal::Fsp(_) => None,
+        }
+    }
+}
+
+/// The boot HAL of `chip`: the one `match` that picks every chip's blocks.
+pub fn for_chip(chip: Chip) -> BootHal {
+    let fsp = |fsp: &'static dyn FspHal, fb: &'static dyn FbHal, firmware| {
+        BootHal::Fsp(ChipHal {
+            chip,
+            fsp,
+            fb,
+            firmware,
+        })
     };
-    Some(ChipHal {
-        chip,
-        fsp,
-        fb,
-        firmware,
-    })
+    let booter = |booter| BootHal::Booter(BooterChipHal { chip, booter });
+    match (chip.arch(), chip) {
+        (Arch::Turing, _) => booter(&tu102::Tu10x),
+        (Arch::Ampere, Chip::GA100) => booter(&ga100::Ga100),
+        (Arch::Ampere, _) => booter(&ga102::Ga10x),
+        (Arch::Ada, _) => booter(&ad102::Ad10x),
+        (Arch::Hopper, _) => fsp(&gh100::Gh100, &gh100::Gh100, &gh100::Gh100),
+        (Arch::BlackwellGb10x, _) => fsp(&gb100::Gb10x, &gb100::Gb10x, &gb100::Gb10x),
+        (Arch::BlackwellGb20x, _) => fsp(&gb202::Gb20x, &gb202::Gb20x, &gb202::Gb20x),
+    }
 }
 
 /// The FSP block of an architecture, before the exact chip is known (the readiness waits
@@ -133,21 +211,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_hal_per_fsp_chip_and_none_for_booter_chips() {
+    fn every_chip_has_the_hal_of_its_boot_path() {
+        use crate::chip::BootPath;
         for chip in Chip::ALL {
             let hal = for_chip(*chip);
-            match chip.arch() {
-                Arch::Turing | Arch::Ampere | Arch::Ada => assert!(hal.is_none(), "{chip}"),
-                _ => assert_eq!(hal.map(|h| h.chip), Some(*chip)),
+            assert_eq!(hal.chip(), *chip);
+            match chip.arch().boot_path() {
+                BootPath::Sec2Booter => assert!(hal.booter().is_some(), "{chip}"),
+                BootPath::FspChainOfTrust => assert!(hal.fsp().is_some(), "{chip}"),
             }
         }
     }
 
     #[test]
+    fn booter_chips_differ_where_openrm_says() {
+        let tu = for_chip(Chip::TU102).booter().unwrap().booter;
+        let ga100 = for_chip(Chip::GA100).booter().unwrap().booter;
+        let ga = for_chip(Chip::GA104).booter().unwrap().booter;
+        let ad = for_chip(Chip::AD102).booter().unwrap().booter;
+        assert!(!tu.falcon().boots_from_hs());
+        assert!(!ga100.falcon().boots_from_hs());
+        assert!(ga.falcon().boots_from_hs() && ad.falcon().boots_from_hs());
+        assert_eq!(tu.ucode_fuse_address(FuseEngine::Sec2, 1), None);
+        assert_eq!(
+            ga100.ucode_fuse_address(FuseEngine::Sec2, 1),
+            Some(0x824140)
+        );
+        assert_eq!(ad.ucode_fuse_address(FuseEngine::Gsp, 2), Some(0x8241c4));
+        assert_eq!(
+            tu.signature_target(Chip::TU117).section_name(false),
+            ".fwsignature_tu11x"
+        );
+        assert_eq!(
+            ad.signature_target(Chip::AD104).section_name(false),
+            ".fwsignature_ad10x"
+        );
+        // tinygrad's AD102 heap for 24 GiB.
+        assert_eq!(ad.layout_sizes(24 << 30).heap_size, 0x8100000);
+        assert!(tu.layout_sizes(24 << 30).heap_size < ad.layout_sizes(24 << 30).heap_size);
+    }
+
+    #[test]
     fn chips_differ_where_the_notes_say() {
-        let gh = for_chip(Chip::GH100).unwrap();
-        let gb = for_chip(Chip::GB202).unwrap();
-        let gb1 = for_chip(Chip::GB100).unwrap();
+        let gh = for_chip(Chip::GH100).fsp().unwrap();
+        let gb = for_chip(Chip::GB202).fsp().unwrap();
+        let gb1 = for_chip(Chip::GB100).fsp().unwrap();
         assert_eq!(gh.fsp.boot_status_register(), 0x200bc);
         assert_eq!(gb1.fsp.boot_status_register(), 0x200bc);
         assert_eq!(gb.fsp.boot_status_register(), 0xad00bc);
@@ -174,7 +282,7 @@ mod tests {
 
     #[test]
     fn gh100_wpr_sizes_are_the_notes_figures() {
-        let gh = for_chip(Chip::GH100).unwrap();
+        let gh = for_chip(Chip::GH100).fsp().unwrap();
         // The H200: 143771 MiB usable -> 141 GiB -> a 146 MiB heap.
         let s = gh.fb.wpr_sizes(143_771 << 20);
         assert_eq!(s.vga_workspace_size, 0x20000);
@@ -190,8 +298,8 @@ mod tests {
         // 0x20000), heap_size_non_wpr = 0x200000; FRTS at ALIGN(0x200000 + 0x1820000, 2 MiB).
         // OpenRM: 0x220000 (memmgrGetFBEndReserveSizeEstimate_GB100) + 4 KiB + 0x1820000,
         // aligned to 2 MiB: the same 0x1C00000.
-        let gb1 = for_chip(Chip::GB100).unwrap();
-        let gb = for_chip(Chip::GB202).unwrap();
+        let gb1 = for_chip(Chip::GB100).fsp().unwrap();
+        let gb = for_chip(Chip::GB202).fsp().unwrap();
         let s = gb1.fb.wpr_sizes(180 << 30);
         assert_eq!(s.pmu_reserved_size, 0x1820000);
         assert_eq!(s.non_wpr_heap_size, 0x200000);

@@ -23,7 +23,7 @@ fn identify_refuses_booter_chips_and_vanished_devices() {
     assert_eq!(e.stage, Stage::Identify);
     assert_mentions(
         &text,
-        &["AD102", "SEC2 booter", "not implement", "--backend nvk"],
+        &["AD102", "SEC2 booter", "booter_load", "firmware fetch"],
     );
 
     let p = FakePlatform::new(Script::default());

@@ -86,6 +86,16 @@ pub struct Script {
     pub log_words: u64,
     /// `PCI_COMMAND` as an earlier user left it.
     pub command_at_start: u32,
+    /// Booter path: the ROM behind the PROM window.
+    pub vbios: Option<Vec<u8>>,
+    /// Booter path: FWSEC-FRTS's error code (0: it raises WPR2).
+    pub frts_error: u16,
+    /// Booter path: the booter's MAILBOX0 when it halts.
+    pub booter_error: u32,
+    /// Booter path: GSP-RM sends a real sequencer program before INIT_DONE.
+    pub sequencer_program: bool,
+    /// Booter path: devinit never reports GFW boot complete.
+    pub gfw_not_done: bool,
 }
 
 impl Default for Script {
@@ -125,6 +135,11 @@ impl Default for Script {
             no_halt: false,
             log_words: 0,
             command_at_start: 0,
+            vbios: None,
+            frts_error: 0,
+            booter_error: 0,
+            sequencer_program: false,
+            gfw_not_done: false,
         }
     }
 }
@@ -191,6 +206,9 @@ pub(super) struct Device {
     pub(super) seen: Seen,
     /// GR info controls answered (the answer carries the count in `info_list[0]`).
     pub(super) gr_info_answers: u32,
+    /// The booter path's falcons.
+    pub(super) booter: super::fake_booter::BooterFake,
+    pub(super) booter_seen: super::fake_booter::BooterSeen,
 }
 
 /// The scripted platform.
@@ -246,6 +264,8 @@ impl FakePlatform {
                 next_id: 1,
                 seen: Seen::default(),
                 gr_info_answers: 0,
+                booter: Default::default(),
+                booter_seen: Default::default(),
             }),
             clock: FakeClock(Cell::new(0)),
         }
@@ -265,6 +285,10 @@ impl FakePlatform {
 
     pub fn script_mut(&self) -> std::cell::RefMut<'_, Script> {
         std::cell::RefMut::map(self.dev.borrow_mut(), |d| &mut d.script)
+    }
+
+    pub fn booter_seen(&self) -> super::fake_booter::BooterSeen {
+        self.dev.borrow().booter_seen.clone()
     }
 
     pub fn wpr2_up(&self) -> bool {
@@ -426,6 +450,9 @@ impl Bar0 for FakePlatform {
         if d.gone {
             return u32::MAX;
         }
+        if let Some(v) = d.booter_read(offset) {
+            return v;
+        }
         if offset != d.fsp_scratch() && d.script.fsp_never_ready {
             d.seen.reads_before_fsp_ready += 1;
         }
@@ -476,6 +503,9 @@ impl Bar0 for FakePlatform {
     fn write32(&self, offset: u32, value: u32) {
         let mut d = self.dev.borrow_mut();
         if d.gone {
+            return;
+        }
+        if offset != FALCON_OS && offset != GSP_DOORBELL && d.booter_write(offset, value) {
             return;
         }
         match offset {
@@ -607,6 +637,8 @@ impl Platform for FakePlatform {
                 Ok(crate::chip::Chip::GB100) => 0x2901,
                 Ok(crate::chip::Chip::GB202) => 0x2b85,
                 Ok(crate::chip::Chip::AD102) => 0x2684,
+                Ok(crate::chip::Chip::GA102) => 0x2204,
+                Ok(crate::chip::Chip::TU102) => 0x1e04,
                 _ => 0x1234,
             };
         let dword = match offset & !3 {

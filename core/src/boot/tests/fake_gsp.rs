@@ -29,8 +29,14 @@ impl Device {
         let mut meta = vec![0u8; 256];
         self.bus_read(meta_pa, &mut meta);
         self.seen.wpr_meta = meta;
+        self.gsp_boot_at(params.gsp_rm_params.boot_args_offset);
+    }
+
+    /// GSP-RM starts with its libos arguments at `libos_args` (booter path: from the GSP's
+    /// mailboxes).
+    pub(super) fn gsp_boot_at(&mut self, libos_args: u64) {
         let mut args = vec![0u8; 4096];
-        self.bus_read(params.gsp_rm_params.boot_args_offset, &mut args);
+        self.bus_read(libos_args, &mut args);
         let rmargs = args
             .chunks(32)
             .map(|c| LibosMemoryRegionInitArgument::read_from_bytes(c).unwrap())
@@ -81,6 +87,36 @@ impl Device {
         }
         if self.script.sequencer {
             self.gsp_send(0x1002, 0, &[0; 16]);
+        }
+        if self.script.sequencer_program {
+            use nvbare_gsp::sequencer::{SequencerStep as S, encode_sequencer};
+            let program = encode_sequencer(
+                &[
+                    S::RegWrite {
+                        addr: 0x1480,
+                        val: 0xabcd,
+                    },
+                    S::RegModify {
+                        addr: 0x1480,
+                        mask: 0xff,
+                        val: 0x12,
+                    },
+                    S::DelayUs(3),
+                    S::RegPoll {
+                        addr: 0x1180f8,
+                        mask: 1 << 26,
+                        val: 1 << 26,
+                        timeout_us: 10,
+                        error: 7,
+                    },
+                    S::RegStore {
+                        addr: 0x1480,
+                        index: 1,
+                    },
+                ],
+                64,
+            );
+            self.gsp_send(0x1002, 0, &program);
         }
         self.gsp_run();
         if !self.script.no_init_done {
@@ -262,7 +298,10 @@ impl Device {
                 self.gsp_send(f, 0, &[]);
                 if !self.script.no_halt {
                     self.cpuctl = 1 << 4;
-                    self.wpr2 = (0, 0);
+                    // The booter path's WPR2 stays up until booter_unload.
+                    if !self.is_booter_chip() {
+                        self.wpr2 = (0, 0);
+                    }
                 }
             }
             _ => self.gsp_send(f, 0xff10_0001, &[]),

@@ -78,6 +78,9 @@ pub fn gsp_rm(image_len: usize) -> Vec<u8> {
             (".fwversion", b"570.144\0"),
             (".fwsignature_gb20x", &[0x20; 4096]),
             (".fwsignature_gh100", &[0x10; 4096]),
+            (".fwsignature_ad10x", &[0x30; 4096]),
+            (".fwsignature_ga10x", &[0x40; 4096]),
+            (".fwsignature_tu10x", &[0x50; 4096]),
         ],
     )
 }
@@ -116,4 +119,29 @@ pub fn bootloader() -> Vec<u8> {
     out[0x40..0x40 + 84].copy_from_slice(&words(&desc));
     out.extend((0..0x3000u32).map(|i| (i % 7) as u8));
     out
+}
+
+/// An HS ucode laid out like `booter_load`: bin header, HS header v2 at 0x18, two 16-byte
+/// signatures at 0x100, patch location 0x300 in the image, metadata (fuse version 0, engine
+/// mask 1, `ucode_id`), a load header with one application (OS code 0..0x100, application
+/// 0x100..0x200, OS data 0x200..0x400), a 0x400-byte image at 0x200.
+pub fn hs_ucode(ucode_id: u32) -> Vec<u8> {
+    let mut f = vec![0u8; 0x600];
+    let mut put = |offset: usize, words: &[u32]| {
+        for (i, w) in words.iter().enumerate() {
+            f[offset + 4 * i..offset + 4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+    };
+    put(0, &[0x10de, 1, 0x600, 0x18, 0x200, 0x400]);
+    put(
+        0x18,
+        &[0x100, 32, 0x120, 0x124, 0x128, 12, 0x134, 0x140, 28],
+    );
+    put(0x100, &[0x1111_1111; 4]);
+    put(0x110, &[0x2222_2222; 4]);
+    put(0x120, &[0x300, 0]);
+    put(0x128, &[0, 1, ucode_id]);
+    put(0x134, &[2]);
+    put(0x140, &[0, 0x100, 0x200, 0x200, 1, 0x100, 0x100]);
+    f
 }

@@ -4,8 +4,10 @@
 
 extern crate std;
 
+mod booter;
 mod checks;
 mod fake;
+mod fake_booter;
 mod fake_gsp;
 mod images;
 mod rpc;
@@ -48,6 +50,7 @@ impl Files {
             fmc: &self.fmc,
             gsp: &self.gsp,
             bootloader: &self.bootloader,
+            booter: Default::default(),
         }
     }
 }

@@ -76,6 +76,8 @@ pub fn for_chip(archive: &'static [u8], chip: Chip) -> Result<Firmware<'static>,
         fmc: find(FirmwareFile::Fmc)?,
         gsp: find(FirmwareFile::GspRm)?,
         bootloader: find(FirmwareFile::Bootloader)?,
+        // The FSP path's chips (GH100, GB10x, GB20x) need no booter files.
+        booter: Default::default(),
     })
 }
 

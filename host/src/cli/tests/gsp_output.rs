@@ -72,6 +72,7 @@ fn the_teardown_line_says_what_was_unloaded_and_freed() {
             reset: false,
             wpr2_left_up: false,
             freed: 14,
+            booter: Default::default(),
         },
     };
     assert_eq!(
@@ -89,6 +90,7 @@ fn the_teardown_line_says_what_was_unloaded_and_freed() {
             reset: true,
             wpr2_left_up: true,
             freed: 14,
+            booter: Default::default(),
         },
         ..clean
     };

@@ -24,8 +24,12 @@ pub use super::known::KNOWN;
 use super::limits::ComputeLimits;
 
 /// The instruction that ends a kernel: `BRA` to itself (the first 10 bytes; the last 6 hold
-/// scheduling control that does not name the instruction).
+/// scheduling control that does not name the instruction), as sm_90..sm_120 encode it.
 const BRA_SELF: [u8; 10] = [0x47, 0x79, 0xfc, 0x00, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff];
+/// The same on sm_80..sm_89 (Ampere, Ada): the last instruction of every kernel in
+/// `core/tests/data/cubin/kernels.sm_86.cubin` and `.sm_89.cubin` (`cuobjdump -sass`: `BRA`
+/// to its own address).
+const BRA_SELF_SM8X: [u8; 10] = [0x47, 0x79, 0x00, 0x00, 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff];
 /// Bytes of one sm_90/sm_100/sm_120 instruction.
 const INSTRUCTION: usize = 16;
 /// Longest code searched for its end.
@@ -83,10 +87,14 @@ pub fn code_hash(code: &[u8]) -> u64 {
 /// same code is known for several SMs, else any (whose SM [`run`] then refuses).
 pub fn recognise(code: &[u8], sm: &str) -> Option<&'static Known> {
     let h = code_hash(code);
-    KNOWN
-        .iter()
+    let all = || {
+        KNOWN
+            .iter()
+            .chain(super::known::KNOWN_SM8X.iter().flatten())
+    };
+    all()
         .find(|k| k.hash == h && k.sm == sm)
-        .or_else(|| KNOWN.iter().find(|k| k.hash == h))
+        .or_else(|| all().find(|k| k.hash == h))
 }
 
 /// The code at `va`, up to and including its branch-to-self; `None` if there is none in the
@@ -105,7 +113,8 @@ pub fn read_code(cx: &mut Cx, who: &Requester, va: u64) -> Result<Option<Vec<u8>
         let first = start - start % INSTRUCTION;
         let mut i = first;
         while i + INSTRUCTION <= code.len() {
-            if code[i..i + BRA_SELF.len()] == BRA_SELF {
+            let head = &code[i..i + BRA_SELF.len()];
+            if head == BRA_SELF || head == BRA_SELF_SM8X {
                 code.truncate(i + INSTRUCTION);
                 return Ok(Some(code));
             }

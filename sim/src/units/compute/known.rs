@@ -14,6 +14,28 @@ const fn known(name: &'static str, sm: &'static str, hash: u64, model: Model) ->
     }
 }
 
+/// The test kernels of `core/tests/data/cubin/kernels.sm_86.cubin` and `.sm_89.cubin`
+/// (GA10x, AD10x): the same code for both SMs.
+const fn sm8x(sm: &'static str) -> [Known; 7] {
+    [
+        known(
+            "count_launches",
+            sm,
+            0x33a4b595d2fbb121,
+            Model::CountLaunches,
+        ),
+        known("dims", sm, 0x5811f314026d1ec5, Model::Dims),
+        known("empty_kernel", sm, 0xc90c564f0ae835ca, Model::Nothing),
+        known("local_array", sm, 0xf20a84c1b11ffb72, Model::LocalArray),
+        known("reverse_block", sm, 0x44beae1e09c42759, Model::ReverseBlock),
+        known("store_value", sm, 0xf9117e7c0f4254af, Model::StoreValue),
+        known("vector_add", sm, 0x7c8b2d0fe730620e, Model::VectorAdd),
+    ]
+}
+
+/// The sm_86 and sm_89 test kernels.
+pub const KNOWN_SM8X: [[Known; 7]; 2] = [sm8x("sm_86"), sm8x("sm_89")];
+
 /// Every recognised kernel. `window_addresses` is not here: what it writes (generic addresses
 /// inside the shared and local windows) depends on the hardware's memory layout.
 pub const KNOWN: &[Known] = &[

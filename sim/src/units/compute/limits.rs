@@ -30,6 +30,22 @@ pub struct ComputeLimits {
 /// The compute facts of `spec`'s chip (by architecture, `PMC_BOOT_42` 29:24).
 pub fn of(spec: &ChipSpec) -> Option<ComputeLimits> {
     match spec.pmc_boot_42 >> 24 & 0x3f {
+        // GA10x (sm_86) and AD10x (sm_89): QMD V03_00 (clc6c0qmd.h, which AMPERE_COMPUTE_B and
+        // ADA_COMPUTE_A launch); compute capabilities 8.6 and 8.9 give an SM 100 KiB of shared
+        // memory; kernel parameters at cbuf0 0x160 (tinygrad's ops_nv places them there for
+        // QMD v3 chips).
+        0x17 => Some(ComputeLimits {
+            sm: "sm_86",
+            qmd_major: 3,
+            shared_per_sm: 100 << 10,
+            param_base: 0x160,
+        }),
+        0x19 => Some(ComputeLimits {
+            sm: "sm_89",
+            qmd_major: 3,
+            shared_per_sm: 100 << 10,
+            param_base: 0x160,
+        }),
         0x18 => Some(ComputeLimits {
             sm: "sm_90",
             qmd_major: 4,

@@ -132,10 +132,12 @@ fn run_one(
     mmu::read(cx, who, qmd_va, &mut raw).map_err(Stop::Mem)?;
     let bad = |why: String| Stop::Invalid(format!("QMD at {qmd_va:#x}: {why}"));
     let q = qmd::decode_qmd(&raw, major).map_err(|e| bad(e.to_string()))?;
-    let qmd_type = if major == 5 {
-        bits(&raw, 153, 151)
-    } else {
-        bits(&raw, 25, 23)
+    // V03_00 (Ampere, Ada) has no QMD_TYPE: clc6c0qmd.h defines no NVC6C0_QMDV03_00_QMD_TYPE
+    // and every V03 launch is a plain grid.
+    let qmd_type = match major {
+        5 => bits(&raw, 153, 151),
+        4 => bits(&raw, 25, 23),
+        _ => QMD_TYPE_GRID_CTA,
     };
     if qmd_type != QMD_TYPE_GRID_CTA {
         return Err(bad(format!(

@@ -105,7 +105,7 @@ fn dma_target(step: FmcStep, what: &str, target: u32, offset: u64) -> Result<Tar
     }
 }
 
-fn read_struct<T: FromBytes>(
+pub(crate) fn read_struct<T: FromBytes>(
     cx: &Cx,
     step: FmcStep,
     what: &str,
@@ -392,7 +392,13 @@ fn check_wpr_meta(
 }
 
 /// Compares `want` with the DMA memory at `addr`, a page at a time.
-fn compare(cx: &Cx, step: FmcStep, what: &str, addr: u64, want: &[u8]) -> Result<(), FmcError> {
+pub(crate) fn compare(
+    cx: &Cx,
+    step: FmcStep,
+    what: &str,
+    addr: u64,
+    want: &[u8],
+) -> Result<(), FmcError> {
     let mut page = [0u8; PAGE as usize];
     for (i, chunk) in want.chunks(PAGE as usize).enumerate() {
         let at = addr + i as u64 * PAGE;
@@ -413,7 +419,7 @@ fn compare(cx: &Cx, step: FmcStep, what: &str, addr: u64, want: &[u8]) -> Result
 /// Walks the radix3 tree at `sysmemAddrOfRadix3Elf` (`LIBOS_MEMORY_REGION_RADIX3`: three
 /// levels of 4 KiB pages of 512 bus addresses, the last pointing at the image's pages) and
 /// compares every image page with the firmware's `.fwimage`.
-fn check_radix3(cx: &Cx, m: &GspFwWprMeta, image: &[u8]) -> Result<(), FmcError> {
+pub(crate) fn check_radix3(cx: &Cx, m: &GspFwWprMeta, image: &[u8]) -> Result<(), FmcError> {
     let step = FmcStep::GspImage;
     if m.size_of_radix3_elf != image.len() as u64 {
         fail(
@@ -526,7 +532,10 @@ fn layout(
 /// The libos init arguments: the page of `LibosMemoryRegionInitArgument`s at `at`, ended by
 /// an entry with id 0 (`kgspSetupLibosInitArgs` zeroes the page and writes the log buffers,
 /// `LOGINIT` first, then `RMARGS`).
-fn read_libos_args(cx: &Cx, at: Target) -> Result<(Vec<LogBuffer>, GspArgumentsCached), FmcError> {
+pub(crate) fn read_libos_args(
+    cx: &Cx,
+    at: Target,
+) -> Result<(Vec<LogBuffer>, GspArgumentsCached), FmcError> {
     let step = FmcStep::LibosArgs;
     let mut page = vec![0u8; LIBOS_MEMORY_REGION_INIT_ARGUMENTS_MAX];
     if let Err(e) = cx.bus.read(at, &mut page) {

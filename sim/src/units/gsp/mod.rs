@@ -29,6 +29,7 @@
 //! `kgspSetCmdQueueHead_TU102` uses on every GSP chip), RISC-V at 0x111000 with
 //! `NV_PRISCV_RISCV_CPUCTL` at +0x388 (HALTED bit 4, ACTIVE_STAT bit 7).
 
+mod booter;
 pub mod facts;
 pub mod fmc;
 pub mod libos_log;
@@ -44,6 +45,8 @@ use zerocopy::{FromZeros, IntoBytes};
 use crate::chip::ChipSpec;
 use crate::device::{Cx, Engine, MmuFaultRecord, Signal, Unit};
 use crate::memory::Access;
+use crate::units::falcon::FalconCore;
+use crate::units::falcon::fwsec::Fwsec;
 use libos_log::LogMessage;
 use queues::{Queues, SharedArea};
 use rpc::Rm;
@@ -122,12 +125,24 @@ pub struct Gsp {
     /// Events raised by signals, sent once GSP-RM runs.
     pending_errors: Vec<(u32, String)>,
     silent_noted: bool,
+    /// Booter path: the GSP's falcon (FWSEC runs on it; the booter starts its RISC-V core).
+    falcon: Option<FalconCore>,
+    /// Booter path: the VBIOS's FWSEC.
+    fwsec: Option<Fwsec>,
 }
+
+/// The GSP falcon's IMEM and DMEM on the booter path (the simulator's size: FWSEC needs a
+/// few KiB).
+const FALCON_MEM: usize = 64 << 10;
 
 impl Gsp {
     /// Power-on state.
-    pub fn new(_spec: &ChipSpec) -> Gsp {
+    pub fn new(spec: &ChipSpec) -> Gsp {
+        let booter = spec.booter.is_some();
         Gsp {
+            falcon: booter
+                .then(|| FalconCore::new("gsp", GSP_RANGE.0, true, FALCON_MEM, FALCON_MEM)),
+            fwsec: if booter { Fwsec::of(spec) } else { None },
             phase: Phase::Idle,
             mailbox: [0; 2],
             in_reset: false,
@@ -179,13 +194,24 @@ impl Gsp {
                 boot.wpr.wpr_start, boot.wpr.wpr_end, boot.wpr.heap
             ),
         );
-        let args = boot.rm_args.message_queue_init_arguments;
+        self.start_rm(cx, boot.logs, boot.rm_args, boot.wpr);
+    }
+
+    /// GSP-RM starts: it links its message queues from `rm_args` (or halts).
+    fn start_rm(
+        &mut self,
+        cx: &mut Cx,
+        logs: Vec<libos_log::LogBuffer>,
+        rm_args: nvbare_gsp::abi::GspArgumentsCached,
+        wpr: fmc::WprLayout,
+    ) {
+        let args = rm_args.message_queue_init_arguments;
         let linked =
             SharedArea::new(cx.bus, &args).and_then(|area| Queues::link(cx.bus, area, &args));
         match linked {
             Ok(q) => {
                 let (cmd_entries, stat_entries) = q.entries();
-                let mut rm = Rm::new(cx, q, boot.logs, boot.wpr);
+                let mut rm = Rm::new(cx, q, logs, wpr);
                 rm.log(
                     cx,
                     "LOGINIT",
@@ -204,6 +230,13 @@ impl Gsp {
             }
         }
     }
+}
+
+/// Booter path: whether a GSP register is the falcon's ([`FalconCore`]): everything but the
+/// GSP's own block at 0x110800..0x110fff (`NV_PGSP_MAILBOX(i)` 0x110804, `NV_PGSP_QUEUE_HEAD/
+/// TAIL(i)` 0x110c00.., dev_gsp.h).
+fn falcon_owned(offset: u32) -> bool {
+    !(0x0011_0800..0x0011_1000).contains(&offset)
 }
 
 /// The `NV2080_ENGINE_TYPE` of an engine.
@@ -263,6 +296,9 @@ impl Unit for Gsp {
     }
 
     fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {
+        if let Some(f) = self.falcon.as_mut().filter(|_| falcon_owned(offset)) {
+            return f.read(cx.now_ns, offset);
+        }
         match offset {
             MAILBOX0 => self.mailbox[0],
             MAILBOX1 => self.mailbox[1],
@@ -281,6 +317,18 @@ impl Unit for Gsp {
     }
 
     fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
+        if let Some(f) = self.falcon.as_mut().filter(|_| falcon_owned(offset)) {
+            f.write(cx, offset, value);
+            if offset == FALCON_ENGINE && value & 1 == 1 && matches!(self.phase, Phase::Rm(_)) {
+                cx.log.warn(
+                    "gsp",
+                    "GSP falcon reset asserted while GSP-RM ran: it halts",
+                );
+                self.phase = Phase::Halted;
+                cx.world.rm_objects = Default::default();
+            }
+            return;
+        }
         match offset {
             MAILBOX0 => self.mailbox[0] = value,
             MAILBOX1 => self.mailbox[1] = value,
@@ -309,6 +357,15 @@ impl Unit for Gsp {
     }
 
     fn step(&mut self, cx: &mut Cx) -> bool {
+        if self.falcon.as_mut().is_some_and(|f| f.take_start()) {
+            self.run_fwsec(cx);
+            return true;
+        }
+        let sequencer_ran = self.regs.get(&rpc::SEQ_MAILBOX2) == Some(&rpc::SEQ_TOKEN)
+            && self
+                .regs
+                .get(&rpc::SEQ_MAILBOX3)
+                .is_some_and(|v| v & 1 == 1);
         match &mut self.phase {
             Phase::TargetMaskLocked {
                 until_ns,
@@ -382,6 +439,7 @@ impl Unit for Gsp {
                     channel_error_events(rm, cx, token, xid, None, &reason);
                 }
                 let doorbell = std::mem::take(&mut self.doorbell);
+                rm.sequencer_ran = sequencer_ran;
                 let p = rm.step(cx, doorbell);
                 cx.world.rm_objects = rm.db.count();
                 if let Some(keep_wpr2) = p.halted {
@@ -389,7 +447,14 @@ impl Unit for Gsp {
                     // LIBOS_INTERRUPT_PROCESSOR_SUSPENDED before the halt
                     // (_kgspIsProcessorSuspended, kernel_gsp_tu102.c).
                     self.mailbox[0] = 0x8000_0000;
-                    if !keep_wpr2 {
+                    if let Some(f) = self.falcon.as_mut() {
+                        f.mailbox[0] = 0x8000_0000;
+                        f.riscv_active = false;
+                        cx.log.info(
+                            "gsp",
+                            "GSP-RM unloaded and halted; WPR2 stays up for the booter unloader",
+                        );
+                    } else if !keep_wpr2 {
                         cx.world.wpr2 = (0, 0);
                         cx.log
                             .info("gsp", "GSP-RM unloaded and halted; WPR2 lowered");
@@ -432,6 +497,7 @@ impl Unit for Gsp {
                     self.pending_errors.push((*token, reason.clone()));
                 }
             }
+            Signal::BooterStartedGsp { wpr } => self.booter_started(cx, *wpr),
             Signal::Reset | Signal::GspHalted => {}
         }
     }

@@ -4,9 +4,11 @@
 //! GSP-RM sends `GSP_INIT_DONE`.
 
 use nvbare_gsp::abi::{GspSystemInfo, PackedRegistryEntry, PackedRegistryTable, RpcEvent};
+use nvbare_gsp::sequencer::{SequencerStep, encode_sequencer};
 use zerocopy::FromBytes;
 
-use super::{Init, PCI_CONFIG_MIRROR, Rm};
+use super::{Init, Rm};
+use crate::chip::BootModel;
 use crate::device::Cx;
 use crate::units::gsp::libos_log::LogMessage;
 
@@ -39,7 +41,7 @@ impl Rm {
             (
                 "pciConfigMirrorBase",
                 u64::from(s.pci_config_mirror_base),
-                u64::from(PCI_CONFIG_MIRROR),
+                u64::from(cx.spec.pci_config_mirror),
             ),
             (
                 "pciConfigMirrorSize",
@@ -83,17 +85,80 @@ impl Rm {
                     self.init = Init::Failed;
                     return;
                 }
-                self.init = Init::Ready;
-                self.log(cx, "LOGINIT", LogMessage::InitDone, &[]);
-                cx.log.info("gsp", "GSP-RM init done: GSP_INIT_DONE sent");
-                // rpc_init_done_v17_00 { not_used }.
-                self.event(RpcEvent::GspInitDone, vec![0; 4]);
+                if cx.spec.boot == BootModel::Booter {
+                    self.init = Init::Sequencer;
+                    cx.log.info(
+                        "gsp",
+                        "GSP-RM: GSP_RUN_CPU_SEQUENCER sent; GSP_INIT_DONE waits for the CPU to run it",
+                    );
+                    self.event(
+                        RpcEvent::GspRunCpuSequencer,
+                        encode_sequencer(&boot_sequencer(), SEQUENCER_CAPACITY),
+                    );
+                    return;
+                }
+                self.init_done(cx);
             }
             Err(why) => cx.log.warn(
                 "gsp",
                 format!("SET_REGISTRY malformed: {why}; GSP-RM init stops"),
             ),
         }
+    }
+}
+
+/// `NV_PGSP_MAILBOX(2)` and `(3)` (ga102 `dev_gsp.h`: `(0x110804 + i * 4)`, 4 of them): the
+/// registers the simulated boot sequencer writes.
+pub const SEQ_MAILBOX2: u32 = 0x0011_080c;
+/// `NV_PGSP_MAILBOX(3)`.
+pub const SEQ_MAILBOX3: u32 = 0x0011_0810;
+/// What the boot sequencer writes to `NV_PGSP_MAILBOX(2)`.
+pub const SEQ_TOKEN: u32 = 0x5e9_0001;
+/// `bufferSizeDWord` of the sequencer GSP-RM sends (its command buffer's capacity; the
+/// value is the simulator's).
+const SEQUENCER_CAPACITY: u32 = 0x400;
+
+/// The simulated GSP-RM's boot sequencer: one of each register opcode
+/// (`GSP_SEQ_BUF_OPCODE_REG_WRITE`, `_REG_MODIFY`, `_REG_POLL`, `_DELAY_US`, `_REG_STORE`,
+/// rmgspseq.h) on GSP mailbox registers, whose effect GSP-RM then checks before
+/// `GSP_INIT_DONE`. Real GSP-RM's boot sequence is not published; this one makes the round
+/// trip observable. REG_MODIFY's value equals its mask: OpenRM's payload order is {addr,
+/// mask, val} and tinygrad 0.14.0 reads {addr, val, mask}, so only such a modify means the
+/// same to both.
+pub fn boot_sequencer() -> Vec<SequencerStep> {
+    vec![
+        SequencerStep::RegWrite {
+            addr: SEQ_MAILBOX2,
+            val: SEQ_TOKEN,
+        },
+        SequencerStep::RegModify {
+            addr: SEQ_MAILBOX3,
+            mask: 1,
+            val: 1,
+        },
+        SequencerStep::RegPoll {
+            addr: SEQ_MAILBOX2,
+            mask: u32::MAX,
+            val: SEQ_TOKEN,
+            timeout_us: 0,
+            error: 0,
+        },
+        SequencerStep::DelayUs(10),
+        SequencerStep::RegStore {
+            addr: SEQ_MAILBOX2,
+            index: 0,
+        },
+    ]
+}
+
+impl Rm {
+    /// `GSP_INIT_DONE`: init is over.
+    pub(super) fn init_done(&mut self, cx: &mut Cx) {
+        self.init = Init::Ready;
+        self.log(cx, "LOGINIT", LogMessage::InitDone, &[]);
+        cx.log.info("gsp", "GSP-RM init done: GSP_INIT_DONE sent");
+        // rpc_init_done_v17_00 { not_used }.
+        self.event(RpcEvent::GspInitDone, vec![0; 4]);
     }
 }
 

@@ -12,6 +12,7 @@
 
 mod calls;
 mod init;
+pub use init::{SEQ_MAILBOX2, SEQ_MAILBOX3, SEQ_TOKEN, boot_sequencer};
 
 use std::collections::VecDeque;
 
@@ -34,9 +35,6 @@ pub const MAX_RECORD: usize =
     16 * 4096 - (ELEMENT_BYTES - core::mem::size_of::<RpcMessageHeader>());
 /// `sizeof(rpc_message_header_v)`.
 const HEADER: usize = core::mem::size_of::<RpcMessageHeader>();
-/// The PCI config mirror in BAR0 on the FSP path (`pciConfigMirrorBase`, 0x92000 on Hopper
-/// and later; tinygrad: `[0x88000, 0x92000][fmc_boot]`).
-pub const PCI_CONFIG_MIRROR: u32 = 0x9_2000;
 
 /// Where GSP-RM's init is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +43,9 @@ pub enum Init {
     SystemInfo,
     /// Waiting for `SET_REGISTRY`.
     Registry,
+    /// Booter path: `GSP_RUN_CPU_SEQUENCER` sent; `GSP_INIT_DONE` waits until the CPU ran it
+    /// ([`Rm::sequencer_ran`]).
+    Sequencer,
     /// `GSP_INIT_DONE` sent; serving RPCs.
     Ready,
     /// Init failed (a bad init RPC): GSP-RM answers nothing more.
@@ -95,6 +96,8 @@ pub struct Rm {
     partial: Option<Partial>,
     /// Registry keys received (name, DWORD value or data length).
     pub registry: Vec<(String, u32)>,
+    /// Set by the GSP unit once the registers the boot sequencer writes hold its values.
+    pub sequencer_ran: bool,
 }
 
 fn header(function: u32, length: usize, sequence: u32) -> RpcMessageHeader {
@@ -151,6 +154,7 @@ impl Rm {
             outbox: VecDeque::new(),
             partial: None,
             registry: Vec::new(),
+            sequencer_ran: false,
         }
     }
 
@@ -183,6 +187,13 @@ impl Rm {
                 p.halted = Some(keep_wpr2);
             }
             return p;
+        }
+        if self.init == Init::Sequencer {
+            if !self.sequencer_ran {
+                return p;
+            }
+            self.init_done(cx);
+            p.busy = true;
         }
         if self.init == Init::Failed || (self.init == Init::Ready && !doorbell) {
             return p;

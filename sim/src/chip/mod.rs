@@ -5,11 +5,37 @@
 //! GH100, what the H200 behind the `device` tool reports (`shared/notes/h200-machine.md`); for
 //! GB100, what nvidia-smi reports of a B200.
 
+mod booter;
+pub use booter::{AD102, GA102};
+
 /// How the GPU's firmware is started on this chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BootModel {
     /// FSP verifies the GSP FMC (chain of trust), which starts GSP-RM (Hopper, Blackwell).
     FspChainOfTrust,
+    /// FWSEC from the VBIOS carves out FRTS and raises WPR2; the booter on SEC2 starts GSP-RM
+    /// on the GSP's RISC-V core (Turing to Ada; `kgspBootstrap_TU102`).
+    Booter,
+}
+
+/// Booter-path facts of one chip: its VBIOS's FWSEC and the ucode-version fuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BooterFacts {
+    /// FWSEC's descriptor version in the VBIOS (3 on GA10x/AD10x: `FALCON_UCODE_DESC_V3`,
+    /// what `kgspParseFwsecUcodeFromVbiosImg` expects there and tinygrad parses).
+    pub fwsec_desc_version: u8,
+    /// FWSEC's signatures (one per fuse version it supports).
+    pub fwsec_signature_count: u8,
+    /// FWSEC's ucode id (the built descriptor's `UcodeId`).
+    pub fwsec_ucode_id: u32,
+    /// The GSP ucode fuse version for FWSEC's ucode id: 1 selects the last of two
+    /// signatures (`SignatureVersions` 0b11), the one tinygrad patches in.
+    pub fwsec_fuse_version: u32,
+    /// The booter's ucode id (its file's patch metadata: 3 on GA102/AD102).
+    pub sec2_ucode_id: u32,
+    /// The SEC2 ucode fuse version for it: 1 selects signature 0 of two
+    /// (`sigIndex = numSigs - 1 - fuseVer`), the one the files' `patch_sig` names.
+    pub sec2_fuse_version: u32,
 }
 
 /// A simulated chip's fixed facts.
@@ -60,8 +86,18 @@ pub struct ChipSpec {
     /// Whether the chip has the config-space BAR firewall (`NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2`
     /// 0x2b8 bit 24, blackwell/gb202/dev_xtl_ep_pcfg_gpu.h), engaged while the GPU reboots.
     pub bar_firewall: bool,
+    /// The sysmem flush registers hold the address >> 8 (LO, bits 39:8) and bits 63:40 (HI),
+    /// `NV_PFB_NISO_FLUSH_SYSMEM_ADDR{,_HI}` of GA100..AD10x (ga100 `dev_fb.h`), instead of
+    /// the address as it is (Hopper on).
+    pub sysmem_flush_shifted: bool,
     /// How firmware starts.
     pub boot: BootModel,
+    /// The booter path's facts (`BootModel::Booter` chips).
+    pub booter: Option<BooterFacts>,
+    /// `GspSystemInfo.pciConfigMirrorBase`: the BAR0 mirror of PCI config space
+    /// (`NV_PCFG` 0x88000 on Turing..Ada, tu102 `dev_nv_xve.h` and tinygrad's `[0x88000,
+    /// 0x92000][fmc_boot]`; 0x92000 from Hopper on, `NV_EP_PCFG_GPU`).
+    pub pci_config_mirror: u32,
     /// The classes GSP-RM offers (NV0080_CTRL_CMD_GPU_GET_CLASSLIST), in RM's order.
     pub classes: &'static [u32],
     /// What the FSP's chain of trust and the GSP-FMC expect of this chip.
@@ -121,11 +157,21 @@ pub enum SimChip {
     Gb202,
     /// Blackwell GB100 as a B200 (device id 0x2901, 179 GiB, 148 SMs).
     Gb100,
+    /// Ampere GA102 (RTX 3090: device id 0x2204, 24 GiB, 82 SMs), booter path.
+    Ga102,
+    /// Ada AD102 (RTX 4090: device id 0x2684, 24 GiB, 128 SMs), booter path.
+    Ad102,
 }
 
 impl SimChip {
     /// Every simulated chip.
-    pub const ALL: [SimChip; 3] = [SimChip::Gh100, SimChip::Gb100, SimChip::Gb202];
+    pub const ALL: [SimChip; 5] = [
+        SimChip::Gh100,
+        SimChip::Gb100,
+        SimChip::Gb202,
+        SimChip::Ga102,
+        SimChip::Ad102,
+    ];
 
     /// The chip's facts.
     pub fn spec(self) -> &'static ChipSpec {
@@ -133,10 +179,12 @@ impl SimChip {
             SimChip::Gh100 => &GH100_H200,
             SimChip::Gb202 => &GB202,
             SimChip::Gb100 => &GB100_B200,
+            SimChip::Ga102 => &booter::GA102,
+            SimChip::Ad102 => &booter::AD102,
         }
     }
 
-    /// The chip named `name` ("gh100", "gb100", "gb202"; case-insensitive).
+    /// The chip named `name` ("gh100", "gb100", "gb202", "ga102", "ad102"; case-insensitive).
     pub fn from_name(name: &str) -> Option<SimChip> {
         SimChip::ALL
             .into_iter()
@@ -170,7 +218,10 @@ pub static GH100_H200: ChipSpec = ChipSpec {
     fsp_ready_scratch: 0x0002_00bc,
     sysmem_flush: &[(0x0010_0a38, 0x0010_0a34)],
     bar_firewall: false,
+    sysmem_flush_shifted: false,
     boot: BootModel::FspChainOfTrust,
+    booter: None,
+    pci_config_mirror: 0x9_2000,
     classes: GH100_CLASSES,
     cot: CotFacts {
         version: 1,
@@ -208,7 +259,10 @@ pub static GB202: ChipSpec = ChipSpec {
     fsp_ready_scratch: 0x00ad_00bc,
     sysmem_flush: &[(0x008a_1d5c, 0x008a_1d58)],
     bar_firewall: true,
+    sysmem_flush_shifted: false,
     boot: BootModel::FspChainOfTrust,
+    booter: None,
+    pci_config_mirror: 0x9_2000,
     classes: GB202_CLASSES,
     cot: CotFacts {
         version: 2,
@@ -257,7 +311,10 @@ pub static GB100_B200: ChipSpec = ChipSpec {
     // egress copy (kmemsysProgramSysmemFlushBuffer_GB100; dev_hshub_base.h offsets).
     sysmem_flush: &[(0x0087_0e54, 0x0087_0e50), (0x0087_06c4, 0x0087_06c0)],
     bar_firewall: false,
+    sysmem_flush_shifted: false,
     boot: BootModel::FspChainOfTrust,
+    booter: None,
+    pci_config_mirror: 0x9_2000,
     classes: GB100_CLASSES,
     cot: CotFacts {
         version: 2,
@@ -303,7 +360,7 @@ const HOPPER_ENGINES: &[EngineSpec] = &[
 ];
 
 /// Blackwell GB20x's engines (as Hopper's, fewer copy engines).
-const BLACKWELL_ENGINES: &[EngineSpec] = &[
+pub(crate) const BLACKWELL_ENGINES: &[EngineSpec] = &[
     EngineSpec {
         rm_engine_type: 0x01,
         runlist: 0,

@@ -21,10 +21,10 @@ use alloc::vec::Vec;
 
 use nvbare_gsp::fsp::{NVDM_TYPE_COT, cot_message, cot_payload, parse_response};
 
-use super::Timeouts;
-use super::error::BootErrorKind;
-use super::hal::ChipHal;
-use super::report::Timeline;
+use crate::boot::Timeouts;
+use crate::boot::error::BootErrorKind;
+use crate::boot::hal::ChipHal;
+use crate::boot::report::Timeline;
 use crate::hal::{Platform, PollError, Wait};
 use crate::regs::falcon::{FalconHwcfg2, FalconMailbox0, FalconMailbox1, FalconOs, RiscvCpuctl};
 use crate::regs::fsp::{
@@ -94,7 +94,7 @@ fn emem_offset(p: &impl Platform) -> u32 {
 pub fn chain_of_trust(
     p: &impl Platform,
     hal: &ChipHal,
-    images: &super::firmware::BootImages<'_>,
+    images: &crate::boot::firmware::BootImages<'_>,
     fmc_image: u64,
     boot_params: u64,
     tl: &mut Timeline,

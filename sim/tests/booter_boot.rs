@@ -1,0 +1,239 @@
+//! The booter path of the simulated GA102 and AD102 at the register level (issue 19, item 6):
+//! FWSEC-FRTS raises WPR2 at the FRTS region, booter_load checks the WPR meta and starts
+//! GSP-RM on the GSP's RISC-V core, GSP-RM's CPU sequencer round trip gates GSP_INIT_DONE,
+//! and teardown (FWSEC-SB, booter_unload) leaves WPR2 down, so a second boot needs no reset.
+//! The boot ROM's checks refuse what the real one would: a signature at the wrong place or of
+//! the wrong fuse version, a wrong ucode id, a WPR meta with a bad magic or a misplaced FRTS.
+//! Driven by the test's own OpenRM-shaped driver ([`gsp_rig::booter`]) with the real booter
+//! and GSP-RM files (skips without them).
+
+mod gsp_rig;
+
+use gsp_rig::booter::*;
+use gsp_rig::*;
+use nvbare_gsp::sequencer::SequencerStep;
+use nvbare_sim::units::gsp::rpc::{SEQ_MAILBOX2, SEQ_TOKEN};
+use nvbare_sim::{FaultPlan, SimChip};
+
+const CHIPS: [SimChip; 2] = [SimChip::Ga102, SimChip::Ad102];
+
+fn rig(chip: SimChip) -> Option<Rig> {
+    let mut r = Rig::new(chip, FaultPlan::default())?;
+    r.prepare_booter();
+    Some(r)
+}
+
+fn warned(r: &Rig, needle: &str) -> bool {
+    r.gpu.log().warnings().iter().any(|w| w.contains(needle))
+}
+
+#[test]
+fn boots_unloads_and_boots_again_without_a_reset() {
+    for chip in CHIPS {
+        let Some(mut r) = rig(chip) else {
+            return;
+        };
+        let steps = r.boot_booter();
+        eprintln!(
+            "{} booter-path boot: {:?}",
+            chip.spec().name,
+            r.boot_time.unwrap()
+        );
+        // The sequencer's register opcodes ran and GSP-RM saw their effect.
+        assert!(
+            steps
+                .iter()
+                .any(|s| matches!(s, SequencerStep::RegPoll { .. }))
+        );
+        assert_eq!(r.gpu.bar0_read(SEQ_MAILBOX2), SEQ_TOKEN);
+        // WPR2 now covers GSP-RM's carve-out up to the end of FRTS.
+        let wpr2_hi = r.gpu.bar0_read(WPR2_ADDR_HI);
+        assert_ne!(wpr2_hi, 0);
+        let end = (u64::from(wpr2_hi >> 4) << 12) + 0x1000;
+        assert_eq!(end, frts_offset(chip.spec().vram_bytes) + (1 << 20));
+        assert_eq!(
+            r.unload_booter(),
+            0,
+            "booter_unload MAILBOX0: {:?}",
+            r.gpu.log().warnings()
+        );
+        assert_eq!(
+            r.gpu.bar0_read(WPR2_ADDR_HI),
+            0,
+            "WPR2 down after the unloader"
+        );
+        // Again, no reset: FWSEC-FRTS finds WPR2 down and the booter starts GSP-RM anew.
+        r.reset_queues_only_keeping_gpu();
+        r.queue_system_info();
+        r.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+        r.boot_booter();
+        assert!(
+            r.gpu.log().warnings().is_empty(),
+            "{:?}",
+            r.gpu.log().warnings()
+        );
+    }
+}
+
+#[test]
+fn fwsec_loads_through_pio_too() {
+    let Some(r) = rig(SimChip::Ga102) else {
+        return;
+    };
+    let frts = frts_offset(r.chip.spec().vram_bytes);
+    assert_eq!(r.fwsec(CMD_FRTS, frts, true), 0);
+    assert_eq!(u64::from(r.gpu.bar0_read(WPR2_ADDR_LO) >> 4) << 12, frts);
+}
+
+#[test]
+fn the_boot_rom_refuses_a_wrong_signature_and_frts_stays_down() {
+    let Some(r) = rig(SimChip::Ad102) else {
+        return;
+    };
+    let frts = frts_offset(r.chip.spec().vram_bytes);
+    // The other signature of the two (fuse version 0's), at the PKC offset.
+    r.fwsec_with(CMD_FRTS, frts, false, |dmem| {
+        let rom = r.read_vbios();
+        let v = nvbare_gsp::vbios::parse(&rom).unwrap();
+        let f = v.fwsec.unwrap();
+        let nvbare_gsp::vbios::FwsecDesc::V3(d) = f.desc else {
+            unreachable!()
+        };
+        let at = d.pkc_data_offset as usize;
+        dmem[at..at + 384].copy_from_slice(&rom[f.signatures.unwrap().0..][..384]);
+    });
+    assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0);
+    assert!(
+        warned(&r, "not the one for fuse version 1"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+    assert_ne!(
+        r.gpu.bar0_read(VBIOS_SCRATCH + 4 * 0xe) >> 16,
+        0,
+        "an FRTS error code"
+    );
+}
+
+#[test]
+fn fwsec_refuses_an_frts_region_outside_fb_and_an_unknown_command() {
+    let Some(r) = rig(SimChip::Ga102) else {
+        return;
+    };
+    r.fwsec(CMD_FRTS, r.chip.spec().vram_bytes, false);
+    assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0);
+    assert!(warned(&r, "is not inside"), "{:?}", r.gpu.log().warnings());
+    r.fwsec(0x42, 0, false);
+    assert!(
+        warned(&r, "init_cmd is 0x42"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}
+
+#[test]
+fn booter_load_refuses_a_bad_wpr_meta_and_a_missing_frts() {
+    let Some(r) = rig(SimChip::Ga102) else {
+        return;
+    };
+    let meta = (r.wpr_meta.bus as u32, (r.wpr_meta.bus >> 32) as u32);
+    // No FWSEC-FRTS first: WPR2 is down.
+    assert_eq!(r.booter("booter_load", meta), 0xb4);
+    assert!(warned(&r, "run FWSEC-FRTS first"));
+    let frts = frts_offset(r.chip.spec().vram_bytes);
+    assert_eq!(r.fwsec(CMD_FRTS, frts, false), 0);
+    r.edit_wpr_meta(|m| m.magic ^= 1);
+    assert_eq!(r.booter("booter_load", meta), 0xb1);
+    r.edit_wpr_meta(|m| {
+        m.magic ^= 1;
+        m.frts_offset -= 1 << 20;
+    });
+    assert_eq!(
+        r.booter("booter_load", meta),
+        0xb4,
+        "FRTS elsewhere than FWSEC put it"
+    );
+    r.edit_wpr_meta(|m| m.frts_offset += 1 << 20);
+    // The GSP is on its falcon core (FWSEC ran there): the booter runs, nothing starts.
+    assert_eq!(r.booter("booter_load", meta), 0);
+    assert!(warned(&r, "its falcon core is selected"));
+}
+
+#[test]
+fn booter_unload_waits_for_gsp_rm_to_unload() {
+    let Some(mut r) = rig(SimChip::Ad102) else {
+        return;
+    };
+    r.boot_booter();
+    assert_eq!(r.booter("booter_unload", (0xff, 0xff)), 0xb5);
+    assert_ne!(
+        r.gpu.bar0_read(WPR2_ADDR_HI),
+        0,
+        "WPR2 stays up while GSP-RM runs"
+    );
+}
+
+#[test]
+fn the_booter_is_refused_with_wrong_brom_parameters() {
+    let Some(r) = rig(SimChip::Ga102) else {
+        return;
+    };
+    assert_eq!(
+        r.fwsec(CMD_FRTS, frts_offset(r.chip.spec().vram_bytes), false),
+        0
+    );
+    let meta = (r.wpr_meta.bus as u32, (r.wpr_meta.bus >> 32) as u32);
+    assert_eq!(
+        r.booter_with("booter_load", meta, |l| l.ucode_id += 1),
+        0xb0
+    );
+    assert!(
+        warned(&r, "BROM_CURR_UCODE_ID"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+    // The PKC offset must be where the file patches its signature.
+    assert_eq!(r.booter_with("booter_load", meta, |l| l.pkc += 4), 0xb0);
+    assert!(
+        warned(&r, "BROM_PARAADDR(0)"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}
+
+#[test]
+fn a_driver_that_reads_the_fuse_boots_a_board_fused_for_the_older_signature() {
+    let faults = FaultPlan {
+        older_fwsec_fuse: true,
+        ..Default::default()
+    };
+    let Some(mut r) = Rig::new(SimChip::Ga102, faults) else {
+        return;
+    };
+    r.prepare_booter();
+    r.boot_booter();
+    assert!(
+        r.gpu.log().warnings().is_empty(),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}
+
+#[test]
+fn pramin_moves_with_nv_pbus_bar0_window_and_bar1_binds_show_in_bind_status() {
+    let gpu = nvbare_sim::SimGpu::new(SimChip::Ad102).unwrap();
+    // NV_PBUS_BAR0_WINDOW = VRAM address >> 16; PRAMIN (0x700000) then reads and writes there.
+    let at = 0x1234_0000u64;
+    gpu.bar0_write(0x1700, (at >> 16) as u32);
+    gpu.bar0_write(0x70_0010, 0xfeed_beef);
+    assert_eq!(
+        gpu.bus().vram.read_u64(at + 0x10).unwrap() as u32,
+        0xfeed_beef
+    );
+    assert_eq!(gpu.bar0_read(0x1700), (at >> 16) as u32);
+    // A BAR1_BLOCK write is a bind: NV_PBUS_BIND_STATUS 1:0 pending, then clear.
+    gpu.bar0_write(0x1704, 0);
+    assert_eq!(gpu.bar0_read(0x1710) & 3, 3);
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    assert_eq!(gpu.bar0_read(0x1710) & 3, 0);
+}

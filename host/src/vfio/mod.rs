@@ -203,6 +203,15 @@ impl<S: VfioSys> Vfio<S> {
             #[cfg(feature = "iommufd")]
             IommuBackend::Iommufd => Self::attach_container(&sys, sysfs, addr, group, true)?,
         };
+        log::info!(
+            "{addr}: VFIO through {}; group {group}",
+            match &iommu {
+                Iommu::Type1 { .. } => "a type1 container".to_string(),
+                #[cfg(feature = "iommufd")]
+                Iommu::Iommufd { ioas, .. } => format!("iommufd (IOAS {ioas})"),
+                Iommu::NoIommuUnsafe => "a no-IOMMU container (UNSAFE)".to_string(),
+            }
+        );
         let device = Arc::new(device);
         let info = sys.device_info(&device).map_err(ioctl_err(
             "VFIO_DEVICE_GET_INFO",

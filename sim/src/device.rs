@@ -318,12 +318,17 @@ impl SimGpu {
         Self::on_bus(chip, Arc::new(SysMem::new()), 0, faults)
     }
 
-    /// A simulated `chip` whose VRAM lives in a memory file another process may map
-    /// ([`Vram::shareable`]; `bus().vram.file()`), as the vfio-user server gives BAR1 to its
-    /// client.
-    pub fn with_shareable_vram(chip: SimChip, faults: FaultPlan) -> Result<SimGpu, SimError> {
+    /// A simulated `chip` whose first `window` bytes of VRAM live in a memory file another
+    /// process may map ([`Vram::shareable`]; `bus().vram.file()`), as the vfio-user server
+    /// gives BAR1 to its client.
+    pub fn with_shareable_vram(
+        chip: SimChip,
+        faults: FaultPlan,
+        window: u64,
+    ) -> Result<SimGpu, SimError> {
         let bytes = chip.spec().vram_bytes;
-        let vram = Vram::shareable(bytes).map_err(|source| SimError::Vram { bytes, source })?;
+        let vram =
+            Vram::shareable(bytes, window).map_err(|source| SimError::Vram { bytes, source })?;
         Self::build(chip, Arc::new(SysMem::new()), 0, faults, vram)
     }
 

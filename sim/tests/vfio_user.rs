@@ -531,7 +531,11 @@ fn bar1_is_mapped_from_the_vram_memory_file() {
     let (flags, size, offset, fds) = info(&mut c, 1);
     assert_eq!(size, GUEST_BAR1_MAX);
     assert_ne!(flags & protocol::REGION_MMAP, 0, "BAR1 mmappable");
-    assert_eq!((fds.len(), offset), (1, 0), "one memory file, BAR1 at its start");
+    assert_eq!(
+        (fds.len(), offset),
+        (1, 0),
+        "one memory file, BAR1 at its start"
+    );
     for index in [0, 7] {
         let (flags, _, _, fds) = info(&mut c, index);
         assert_eq!(flags & protocol::REGION_MMAP, 0, "region {index}");
@@ -557,11 +561,18 @@ fn bar1_is_mapped_from_the_vram_memory_file() {
     // The client's store through the mapping: the GPU's VRAM and a BAR1 message see it.
     // SAFETY: inside the mapping (at < 256 MiB), aligned.
     unsafe { p.add(at / 4).write_volatile(0xc0ff_ee11) };
-    assert_eq!(srv.gpu().bus().vram.read_u32(at as u64).unwrap(), 0xc0ff_ee11);
+    assert_eq!(
+        srv.gpu().bus().vram.read_u32(at as u64).unwrap(),
+        0xc0ff_ee11
+    );
     assert_eq!(u32_at(&c.region_read(1, at as u64, 4), 0), 0xc0ff_ee11);
     // A message write and the GPU's own write: the mapping sees both.
     c.region_write(1, at as u64 + 4, &0x5555_aaaau32.to_le_bytes());
-    srv.gpu().bus().vram.write_u32(at as u64 + 8, 0x1234_5678).unwrap();
+    srv.gpu()
+        .bus()
+        .vram
+        .write_u32(at as u64 + 8, 0x1234_5678)
+        .unwrap();
     // SAFETY: as above.
     unsafe {
         assert_eq!(p.add(at / 4 + 1).read_volatile(), 0x5555_aaaa);

@@ -183,13 +183,19 @@ fn bind_in_noiommu_mode_binds_then_the_kernel_gives_the_group() {
         ..FakeDevice::gpu(GPU)
     });
     t.add_driver("vfio-pci");
-    t.write("sys/module/vfio/parameters/enable_unsafe_noiommu_mode", "Y\n");
+    t.write(
+        "sys/module/vfio/parameters/enable_unsafe_noiommu_mode",
+        "Y\n",
+    );
     let k = FakeKernel::new(&t);
     let r = bind_in(&t.sysfs(), &k, gpu()).unwrap();
     assert!(r.noiommu && !r.already, "{r:?}");
     assert!(r.to_string().contains("no-IOMMU mode: UNSAFE"), "{r}");
     assert!(r.to_string().contains("--allow-noiommu-unsafe"), "{r}");
-    let g = t.sysfs().iommu_group(gpu()).expect("the group vfio-pci made");
+    let g = t
+        .sysfs()
+        .iommu_group(gpu())
+        .expect("the group vfio-pci made");
     assert!(t.sysfs().is_noiommu_group(g));
     // Bound already: said so, still no-IOMMU.
     let r = bind_in(&t.sysfs(), &FakeKernel::new(&t), gpu()).unwrap();
@@ -202,7 +208,10 @@ fn bind_in_noiommu_mode_binds_then_the_kernel_gives_the_group() {
         ..FakeDevice::gpu(GPU)
     });
     t.add_driver("vfio-pci");
-    t.write("sys/module/vfio/parameters/enable_unsafe_noiommu_mode", "N\n");
+    t.write(
+        "sys/module/vfio/parameters/enable_unsafe_noiommu_mode",
+        "N\n",
+    );
     let e = bind_in(&t.sysfs(), &FakeKernel::new(&t), gpu()).unwrap_err();
     assert!(matches!(e, SetupError::IommuOff), "{e:?}");
 }

@@ -461,7 +461,11 @@ fn iommufd_feature_default_takes_iommufd_where_the_kernel_offers_it() {
     assert_eq!(r.opts.backend, IommuBackend::Auto);
     // No /dev/iommu, no cdev (a kernel without CONFIG_IOMMUFD): a type1 container.
     drop(r.open().unwrap());
-    assert!(r.calls().iter().any(|c| c.starts_with("set_iommu")), "{:?}", r.calls());
+    assert!(
+        r.calls().iter().any(|c| c.starts_with("set_iommu")),
+        "{:?}",
+        r.calls()
+    );
     assert!(!r.calls().contains(&"bind_and_attach".to_string()));
     r.twin.0.lock().unwrap().calls.clear();
     r.tree.write("dev/iommu", "");
@@ -470,6 +474,10 @@ fn iommufd_feature_default_takes_iommufd_where_the_kernel_offers_it() {
         "511:0\n",
     );
     drop(r.open().unwrap());
-    assert!(r.calls().contains(&"bind_and_attach".to_string()), "{:?}", r.calls());
+    assert!(
+        r.calls().contains(&"bind_and_attach".to_string()),
+        "{:?}",
+        r.calls()
+    );
     assert!(!r.calls().iter().any(|c| c.starts_with("set_iommu")));
 }

@@ -8,8 +8,9 @@
 //!   [`GUEST_BAR1_MAX`]: a guest's PCI hole cannot place the chip's own 32–256 GiB BAR1;
 //!   `info` says so), BAR3 (listed, its accesses refused), config space (4 KiB, with PM and
 //!   PCIe capabilities; an FLR through PCIe Device Control resets the GPU). BAR1 is
-//!   mmappable (with [`VfioUserConfig::bar1_mmap`]): REGION_INFO's reply carries the VRAM's
-//!   memory file (`memfd`, [`crate::memory::Vram::shareable`]), so QEMU maps it into the guest
+//!   mmappable (with [`VfioUserConfig::bar1_mmap`]): REGION_INFO's reply carries the memory
+//!   file (`memfd`, [`crate::memory::Vram::shareable`]) that holds the VRAM BAR1 shows (its
+//!   first [`GUEST_BAR1_MAX`] bytes; the rest stays anonymous memory), so QEMU maps it into the guest
 //!   and the guest's BAR1 accesses reach VRAM with no message; every other access is a
 //!   message. A mapped BAR1 outlives a GPU that is gone (the guest keeps reading VRAM, not
 //!   all-ones), as the mapping stays valid while the client holds it.
@@ -129,7 +130,7 @@ pub fn serve(config: VfioUserConfig) -> Result<VfioUserServer, VfioUserError> {
         return Err(VfioUserError::SocketExists(config.socket));
     }
     let gpu = Arc::new(if config.bar1_mmap {
-        SimGpu::with_shareable_vram(config.chip, config.faults)?
+        SimGpu::with_shareable_vram(config.chip, config.faults, GUEST_BAR1_MAX)?
     } else {
         SimGpu::with_faults(config.chip, config.faults)?
     });

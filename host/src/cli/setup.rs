@@ -103,8 +103,10 @@ pub fn sim_serve_vfio_user(
         chip: a.chip,
         socket: socket.to_path_buf(),
         faults: Default::default(),
-        // NVBARE_VFIO_USER_BAR1_MMAP=0: every BAR1 access a message (to compare).
-        bar1_mmap: std::env::var_os("NVBARE_VFIO_USER_BAR1_MMAP").is_none_or(|v| v != "0"),
+        // NVBARE_VFIO_USER_BAR1_MMAP=1: BAR1 mapped from the VRAM's memfd. Off by default:
+        // under QEMU's TCG the guest's GSP-RM boot measured 6-8x slower with it (BENCHMARKS.md),
+        // though BAR1-bound work (the vector add) ran 400x faster.
+        bar1_mmap: std::env::var_os("NVBARE_VFIO_USER_BAR1_MMAP").is_some_and(|v| v == "1"),
     })?;
     let spec = a.chip.spec();
     writeln!(

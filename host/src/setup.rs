@@ -66,7 +66,8 @@ pub enum SetupError {
         "the IOMMU is off (no groups under /sys/kernel/iommu_groups): turn it on in the firmware \
          (VT-d or AMD-Vi) and on the kernel command line (intel_iommu=on iommu=pt, or \
          amd_iommu=on), then reboot. VFIO's no-IOMMU mode works without it but is UNSAFE: the GPU \
-         can then write anywhere in memory (no DMA isolation)"
+         can then write anywhere in memory (no DMA isolation); it needs vfio loaded with \
+         enable_unsafe_noiommu_mode=1 and nvbare's --allow-noiommu-unsafe"
     )]
     IommuOff,
     /// The device has no IOMMU group although the IOMMU is on.
@@ -170,6 +171,8 @@ pub struct BindReport {
     pub previous: Option<String>,
     /// Whether it was already bound to vfio-pci (nothing was written).
     pub already: bool,
+    /// Whether VFIO holds it in no-IOMMU mode (UNSAFE: no DMA isolation).
+    pub noiommu: bool,
     /// NVIDIA functions of the same IOMMU group still bound to other drivers: VFIO can open
     /// the group once they are bound too.
     pub also_bind: Vec<GroupMember>,
@@ -182,6 +185,13 @@ impl fmt::Display for BindReport {
         } else {
             let was = self.previous.as_deref().unwrap_or("no driver");
             write!(f, "{}: bound to vfio-pci (was: {was})", self.address)?;
+        }
+        if self.noiommu {
+            write!(
+                f,
+                " in VFIO's no-IOMMU mode: UNSAFE, the GPU can write anywhere in memory (no DMA \
+                 isolation); nvbare drives it only with --allow-noiommu-unsafe"
+            )?;
         }
         if !self.also_bind.is_empty() {
             write!(
@@ -328,35 +338,46 @@ pub fn bind_in(
     addr: PciAddress,
 ) -> Result<BindReport, SetupError> {
     check_device(sysfs, addr)?;
-    if !sysfs.iommu_enabled() {
-        return Err(SetupError::IommuOff);
-    }
-    let group = sysfs
-        .iommu_group(addr)
-        .ok_or(SetupError::NoGroup { addr })?;
-    let blockers = sysfs
-        .group_blockers(group, addr)
-        .map_err(|source| SetupError::Write {
-            path: sysfs.path(&format!("sys/kernel/iommu_groups/{group}/devices")),
-            value: String::new(),
-            source,
-        })?;
-    let (nvidia, foreign): (Vec<_>, Vec<_>) = blockers
-        .into_iter()
-        .partition(|m| m.vendor == NVIDIA_VENDOR);
-    if !foreign.is_empty() {
-        return Err(SetupError::GroupNotViable {
-            addr,
-            group,
-            others: join_members(&foreign),
-        });
-    }
+    // Without an IOMMU, VFIO's no-IOMMU mode (when vfio was loaded with it) gives the device
+    // a group of its own only as vfio-pci binds it (vfio_group_find_or_alloc, seen under a
+    // real kernel in tests/vm/run): there is no group to check before.
+    let noiommu = match sysfs.iommu_group(addr) {
+        Some(group) => sysfs.is_noiommu_group(group),
+        None if !sysfs.iommu_enabled() && sysfs.vfio_noiommu_enabled() => true,
+        None if !sysfs.iommu_enabled() => return Err(SetupError::IommuOff),
+        None => return Err(SetupError::NoGroup { addr }),
+    };
+    let nvidia = match sysfs.iommu_group(addr) {
+        Some(group) if !noiommu => {
+            let blockers =
+                sysfs
+                    .group_blockers(group, addr)
+                    .map_err(|source| SetupError::Write {
+                        path: sysfs.path(&format!("sys/kernel/iommu_groups/{group}/devices")),
+                        value: String::new(),
+                        source,
+                    })?;
+            let (nvidia, foreign): (Vec<_>, Vec<_>) = blockers
+                .into_iter()
+                .partition(|m| m.vendor == NVIDIA_VENDOR);
+            if !foreign.is_empty() {
+                return Err(SetupError::GroupNotViable {
+                    addr,
+                    group,
+                    others: join_members(&foreign),
+                });
+            }
+            nvidia
+        }
+        _ => Vec::new(),
+    };
     let previous = sysfs.driver(addr);
     if previous.as_deref() == Some(VFIO_PCI) {
         return Ok(BindReport {
             address: addr,
             previous,
             already: true,
+            noiommu,
             also_bind: nvidia,
         });
     }
@@ -420,6 +441,7 @@ pub fn bind_in(
         address: addr,
         previous,
         already: false,
+        noiommu,
         also_bind: nvidia,
     })
 }

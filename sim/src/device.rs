@@ -332,6 +332,20 @@ impl SimGpu {
         Self::on_bus(chip, Arc::new(SysMem::new()), 0, faults)
     }
 
+    /// A simulated `chip` whose first `window` bytes of VRAM live in a memory file another
+    /// process may map ([`Vram::shareable`]; `bus().vram.file()`), as the vfio-user server
+    /// gives BAR1 to its client.
+    pub fn with_shareable_vram(
+        chip: SimChip,
+        faults: FaultPlan,
+        window: u64,
+    ) -> Result<SimGpu, SimError> {
+        let bytes = chip.spec().vram_bytes;
+        let vram =
+            Vram::shareable(bytes, window).map_err(|source| SimError::Vram { bytes, source })?;
+        Self::build(chip, Arc::new(SysMem::new()), 0, faults, vram)
+    }
+
     /// GPU number `index` of several sharing `sysmem` (their BARs are [`BAR_STRIDE`] apart).
     pub fn on_bus(
         chip: SimChip,
@@ -339,11 +353,19 @@ impl SimGpu {
         index: u32,
         faults: FaultPlan,
     ) -> Result<SimGpu, SimError> {
+        let bytes = chip.spec().vram_bytes;
+        let vram = Vram::new(bytes).map_err(|source| SimError::Vram { bytes, source })?;
+        Self::build(chip, sysmem, index, faults, vram)
+    }
+
+    fn build(
+        chip: SimChip,
+        sysmem: Arc<SysMem>,
+        index: u32,
+        faults: FaultPlan,
+        vram: Vram,
+    ) -> Result<SimGpu, SimError> {
         let spec = chip.spec();
-        let vram = Vram::new(spec.vram_bytes).map_err(|source| SimError::Vram {
-            bytes: spec.vram_bytes,
-            source,
-        })?;
         let shift = u64::from(index) * BAR_STRIDE;
         let bars = [
             BAR0_BUS + u64::from(index) * BAR0_STRIDE,

@@ -244,6 +244,10 @@ unsafe fn volatile_copy_to(dst: *mut u8, data: &[u8]) {
 #[derive(Debug)]
 pub struct Vram {
     map: Mapping,
+    /// The memory file behind the start of `map` when the VRAM is shareable
+    /// ([`Vram::shareable`]), and its length.
+    file: Option<std::os::fd::OwnedFd>,
+    file_len: libc::off_t,
 }
 
 impl Vram {
@@ -252,7 +256,63 @@ impl Vram {
         let len = usize::try_from(bytes).map_err(|_| std::io::Error::other("VRAM too large"))?;
         Ok(Vram {
             map: Mapping::new(len)?,
+            file: None,
+            file_len: 0,
         })
+    }
+
+    /// `bytes` of VRAM whose first `window` bytes live in a memory file (`memfd_create`) that
+    /// another process may map: a vfio-user client maps BAR1 (VRAM in physical mode, at most
+    /// `window` bytes of it) from it, so its accesses reach this memory directly. The rest
+    /// stays anonymous memory, as [`Vram::new`]'s: a shared file is backed page by page, 4 KiB
+    /// at a time, and a read of a page never written allocates it (a first read of untouched
+    /// memory measured 5x slower than anonymous memory's here), so only the window pays that.
+    pub fn shareable(bytes: u64, window: u64) -> std::io::Result<Vram> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let len = usize::try_from(bytes).map_err(|_| std::io::Error::other("VRAM too large"))?;
+        let win = usize::try_from(window.min(bytes))
+            .map_err(|_| std::io::Error::other("window too large"))?;
+        let size =
+            libc::off_t::try_from(win).map_err(|_| std::io::Error::other("window too large"))?;
+        let map = Mapping::new(len)?;
+        // SAFETY: a NUL-terminated name and valid flags; the call creates a new descriptor.
+        let raw = unsafe { libc::memfd_create(c"nvbare-sim-vram".as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a new descriptor nothing else owns.
+        let file = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: sizing our own new file.
+        if unsafe { libc::ftruncate(raw, size) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: replaces the first `win` bytes of our own fresh mapping (nothing refers to
+        // them yet) with the file; `Mapping`'s drop unmaps the whole range, this part with it.
+        let p = unsafe {
+            libc::mmap(
+                map.ptr.as_ptr().cast(),
+                win,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                raw,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Vram {
+            map,
+            file: Some(file),
+            file_len: size,
+        })
+    }
+
+    /// The memory file of a [`Vram::shareable`] VRAM (byte 0 = VRAM address 0; as long as
+    /// its window).
+    pub fn file(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.file.as_ref().map(|f| f.as_fd())
     }
 
     /// Size in bytes.
@@ -319,7 +379,26 @@ impl Vram {
 
     /// Clears all of VRAM (what a cold reset leaves; pages go back to the OS).
     pub fn clear(&self) {
+        use std::os::fd::AsRawFd;
         self.map.discard();
+        // A shared file's pages stay while any mapping has them unless the file itself drops
+        // them: punching the whole file zeroes it for every mapping, a client's too.
+        if let Some(f) = &self.file {
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            // SAFETY: our own file; punching a hole changes only its contents.
+            if unsafe { libc::fallocate(f.as_raw_fd(), mode, 0, self.file_len) } != 0 {
+                // The same through the mapping (shmem supports both; a file that did neither
+                // would keep its old contents, which the tests catch).
+                // SAFETY: our own mapping, whose start maps the file.
+                unsafe {
+                    libc::madvise(
+                        self.map.ptr.as_ptr().cast(),
+                        self.map.len,
+                        libc::MADV_REMOVE,
+                    )
+                };
+            }
+        }
     }
 }
 
@@ -898,6 +977,51 @@ mod tests {
     fn a_mapping_access_out_of_bounds_panics_also_in_release() {
         let m = Mapping::new(4096).unwrap();
         m.read(4090, &mut [0u8; 8]);
+    }
+
+    #[test]
+    fn shareable_vram_is_one_memory_with_its_file_and_clears_for_every_mapping() {
+        use std::os::fd::AsRawFd;
+        let vram = Vram::shareable(141 << 30, 16 << 20).expect("141 GiB, 16 MiB of it a file");
+        let fd = vram.file().expect("a file").as_raw_fd();
+        let len = 1 << 20;
+        // SAFETY: a new shared mapping of the VRAM file; used through raw pointers only,
+        // unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let p = p.cast::<u64>();
+        vram.write_u64(0x800, 0x1122_3344_5566_7788).unwrap();
+        // SAFETY: inside the 1 MiB mapping.
+        unsafe {
+            assert_eq!(p.add(0x100).read_volatile(), 0x1122_3344_5566_7788);
+            p.add(0x200).write_volatile(7);
+        }
+        assert_eq!(vram.read_u64(0x1000).unwrap(), 7);
+        vram.clear();
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { p.add(0x100).read_volatile() },
+            0,
+            "the other mapping too"
+        );
+        assert_eq!(vram.read_u64(0x1000).unwrap(), 0);
+        // Past the window: anonymous memory, written, read and cleared as any.
+        vram.write_u64(100 << 30, 9).unwrap();
+        assert_eq!(vram.read_u64(100 << 30).unwrap(), 9);
+        vram.clear();
+        assert_eq!(vram.read_u64(100 << 30).unwrap(), 0);
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(p.cast(), len) };
+        assert!(Vram::new(1 << 20).unwrap().file().is_none());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The simulated GPU as a vfio-user server, driven by a test client that speaks the protocol
 //! (QEMU's `docs/interop/vfio-user.rst`) over the Unix socket: version, device and region
-//! info, config and BAR0 reads, DMA through a memfd the client shares, reset, FLR, and
-//! malformed input (an error reply and a closed connection, the server still serving).
+//! info, config and BAR0 reads, DMA through a memfd the client shares, BAR1 through the VRAM
+//! memfd the server shares, reset, FLR, and malformed input (an error reply and a closed connection, the server still serving).
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -25,6 +25,7 @@ fn server(chip: SimChip, name: &str) -> VfioUserServer {
         chip,
         socket: socket_path(name),
         faults: Default::default(),
+        bar1_mmap: false,
     })
     .expect("server starts")
 }
@@ -95,6 +96,44 @@ impl Client {
         let mut body = vec![0u8; h.size as usize - 16];
         self.s.read_exact(&mut body).ok()?;
         Some((h, body))
+    }
+
+    /// The next reply and the descriptors that came with it.
+    fn recv_with_fds(&mut self) -> (Reply, Vec<OwnedFd>) {
+        let mut buf = vec![0u8; 4096];
+        let mut control = vec![0u64; 16];
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: 16,
+        };
+        // SAFETY: a zeroed msghdr, filled below with live buffers.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = control.len() * 8;
+        // SAFETY: msg points at live buffers of the lengths given.
+        let n = unsafe { libc::recvmsg(self.s.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        assert_eq!(n, 16, "a whole header first");
+        let mut fds = Vec::new();
+        // SAFETY: the CMSG macros walk the control buffer recvmsg filled.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_type == libc::SCM_RIGHTS {
+                    let count = ((*c).cmsg_len - libc::CMSG_LEN(0) as usize) / 4;
+                    let p = libc::CMSG_DATA(c).cast::<i32>();
+                    for i in 0..count {
+                        fds.push(OwnedFd::from_raw_fd(p.add(i).read_unaligned()));
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        let h = Header::parse(buf[..16].try_into().unwrap());
+        let mut body = vec![0u8; h.size as usize - 16];
+        self.s.read_exact(&mut body).unwrap();
+        ((h, body), fds)
     }
 
     fn call(&mut self, cmd: Command, payload: &[u8], fds: &[i32]) -> Reply {
@@ -463,6 +502,96 @@ proptest! {
             prop_assert_eq!(data.len() + 16, payload.len());
         }
     }
+}
+
+/// BAR1 offered for mmap: REGION_INFO says MMAP and carries the VRAM's memory file, which
+/// the client maps; its accesses and the GPU's reach the same memory, both ways. BAR0 and
+/// config space stay messages (no MMAP flag, no descriptor); a server without `bar1_mmap`
+/// offers none.
+#[test]
+fn bar1_is_mapped_from_the_vram_memory_file() {
+    let srv = serve(VfioUserConfig {
+        chip: SimChip::Gb202,
+        socket: socket_path("mmap"),
+        faults: Default::default(),
+        bar1_mmap: true,
+    })
+    .expect("server starts");
+    let mut c = Client::connect(&srv);
+    c.version();
+    let info = |c: &mut Client, index: u32| {
+        let mut p = vec![0u8; 32];
+        p[..4].copy_from_slice(&32u32.to_le_bytes());
+        p[8..12].copy_from_slice(&index.to_le_bytes());
+        c.send(Command::DeviceGetRegionInfo, &p, &[]);
+        let ((h, b), fds) = c.recv_with_fds();
+        assert_eq!(h.flags & protocol::FLAG_ERROR, 0);
+        (u32_at(&b, 4), u64_at(&b, 16), u64_at(&b, 24), fds)
+    };
+    let (flags, size, offset, fds) = info(&mut c, 1);
+    assert_eq!(size, GUEST_BAR1_MAX);
+    assert_ne!(flags & protocol::REGION_MMAP, 0, "BAR1 mmappable");
+    assert_eq!(
+        (fds.len(), offset),
+        (1, 0),
+        "one memory file, BAR1 at its start"
+    );
+    for index in [0, 7] {
+        let (flags, _, _, fds) = info(&mut c, index);
+        assert_eq!(flags & protocol::REGION_MMAP, 0, "region {index}");
+        assert!(fds.is_empty(), "region {index}");
+    }
+
+    let len = size as usize;
+    // SAFETY: a new shared mapping of the file the server gave us; only this test uses it,
+    // through raw pointers, and unmaps it below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fds[0].as_raw_fd(),
+            offset as i64,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    let p = p.cast::<u32>();
+    let at = 0x0123_4560usize;
+    // The client's store through the mapping: the GPU's VRAM and a BAR1 message see it.
+    // SAFETY: inside the mapping (at < 256 MiB), aligned.
+    unsafe { p.add(at / 4).write_volatile(0xc0ff_ee11) };
+    assert_eq!(
+        srv.gpu().bus().vram.read_u32(at as u64).unwrap(),
+        0xc0ff_ee11
+    );
+    assert_eq!(u32_at(&c.region_read(1, at as u64, 4), 0), 0xc0ff_ee11);
+    // A message write and the GPU's own write: the mapping sees both.
+    c.region_write(1, at as u64 + 4, &0x5555_aaaau32.to_le_bytes());
+    srv.gpu()
+        .bus()
+        .vram
+        .write_u32(at as u64 + 8, 0x1234_5678)
+        .unwrap();
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(p.add(at / 4 + 1).read_volatile(), 0x5555_aaaa);
+        assert_eq!(p.add(at / 4 + 2).read_volatile(), 0x1234_5678);
+    }
+    // VRAM cleared (a cold reset's state): the client's mapping reads zero too.
+    srv.gpu().bus().vram.clear();
+    // SAFETY: as above.
+    unsafe { assert_eq!(p.add(at / 4).read_volatile(), 0) };
+    // SAFETY: the mapping made above, used no more.
+    unsafe { libc::munmap(p.cast(), len) };
+
+    // Without bar1_mmap: BAR1 is messages only.
+    let plain = server(SimChip::Gb202, "no-mmap");
+    let mut c = Client::connect(&plain);
+    c.version();
+    let (flags, _, _, fds) = info(&mut c, 1);
+    assert_eq!(flags & protocol::REGION_MMAP, 0);
+    assert!(fds.is_empty());
 }
 
 #[test]

@@ -44,6 +44,7 @@ Environment:
                         [default: ~/.cache/nvbare/firmware]; also read by the tests
   XDG_CACHE_HOME, HOME  where `firmware fetch` caches (XDG_CACHE_HOME/nvbare/firmware)
   NVBARE_VFIO_USER_TRACE  `sim serve --vfio-user`: every request on stderr
+  NVBARE_VFIO_USER_BAR1_MMAP=1  `sim serve --vfio-user`: BAR1 mmappable from the VRAM's memfd
   NVBARE_SIM_LOG        `sim serve --vfio-user`: the simulator's log when it stops
 Read by the test suites (cargo test), not by nvbare:
   NVBARE_REQUIRE_FIRMWARE=1    firmware tests fail instead of skipping

@@ -104,12 +104,16 @@ pub fn sim_serve_vfio_user(
         chip: a.chip,
         socket: socket.to_path_buf(),
         faults: Default::default(),
+        // NVBARE_VFIO_USER_BAR1_MMAP=1: BAR1 mapped from the VRAM's memfd. Off by default:
+        // under QEMU's TCG the guest's GSP-RM boot measured 6-8x slower with it (BENCHMARKS.md),
+        // though BAR1-bound work (the vector add) ran 400x faster.
+        bar1_mmap: std::env::var_os("NVBARE_VFIO_USER_BAR1_MMAP").is_some_and(|v| v == "1"),
     })?;
     let spec = a.chip.spec();
     writeln!(
         out,
         "serving a simulated {} (10de:{:04x}) as a vfio-user device on {} (QEMU: -device \
-         vfio-user-pci,socket={}); BAR1 {} MiB of the chip's {} GiB (a guest's PCI hole); \
+         vfio-user-pci,socket={}); BAR1 {} MiB of the chip's {} GiB (a guest's PCI hole){}; \
          Ctrl-C stops",
         spec.name,
         spec.device_id,
@@ -117,6 +121,11 @@ pub fn sim_serve_vfio_user(
         socket.display(),
         server.guest_bar1() >> 20,
         server.gpu().bar(1).map_or(0, |(_, s)| s >> 30),
+        if server.gpu().bus().vram.file().is_some() {
+            ", mmapped from a memfd"
+        } else {
+            ", every access a message"
+        },
     )
     .map_err(CliError::Output)?;
     out.flush().map_err(CliError::Output)?;

@@ -99,20 +99,25 @@ impl FakeSysfs {
              0x0000382000000000 0x0000382001ffffff 0x000000000014220c\n",
         );
         if let Some(g) = dev.group {
-            let gd = format!("sys/kernel/iommu_groups/{g}/devices");
-            fs::create_dir_all(self.path(&gd)).expect("mkdir");
-            symlink(
-                format!("../../../../kernel/iommu_groups/{g}"),
-                self.path(&format!("{d}/iommu_group")),
-            )
-            .expect("symlink");
-            symlink(
-                format!("../../../../bus/pci/devices/{}", dev.bdf),
-                self.path(&format!("{gd}/{}", dev.bdf)),
-            )
-            .expect("symlink");
+            self.join_group(dev.bdf, g);
         }
         self.set_driver(dev.bdf, dev.driver);
+    }
+
+    /// Puts device `bdf` in IOMMU group `g` (the links both ways).
+    pub fn join_group(&self, bdf: &str, g: u32) {
+        let gd = format!("sys/kernel/iommu_groups/{g}/devices");
+        fs::create_dir_all(self.path(&gd)).expect("mkdir");
+        symlink(
+            format!("../../../../kernel/iommu_groups/{g}"),
+            self.path(&format!("sys/bus/pci/devices/{bdf}/iommu_group")),
+        )
+        .expect("symlink");
+        symlink(
+            format!("../../../../bus/pci/devices/{bdf}"),
+            self.path(&format!("{gd}/{bdf}")),
+        )
+        .expect("symlink");
     }
 
     /// Binds `bdf` to `driver` (or unbinds it), as the kernel would.

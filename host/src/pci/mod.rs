@@ -127,6 +127,14 @@ impl Sysfs {
             .any(|g| !self.is_noiommu_group(g))
     }
 
+    /// Whether VFIO was loaded with its no-IOMMU mode on (`vfio`'s module parameter
+    /// `enable_unsafe_noiommu_mode` reads `Y`): vfio-pci then gives a device without an IOMMU
+    /// group a `vfio-noiommu` group of its own when it binds, not before.
+    pub fn vfio_noiommu_enabled(&self) -> bool {
+        fs::read_to_string(self.path("sys/module/vfio/parameters/enable_unsafe_noiommu_mode"))
+            .is_ok_and(|v| v.trim() == "Y")
+    }
+
     /// Whether group `group` is VFIO's no-IOMMU stand-in (named `vfio-noiommu`).
     pub fn is_noiommu_group(&self, group: u32) -> bool {
         fs::read_to_string(self.path(&format!("sys/kernel/iommu_groups/{group}/name")))

@@ -71,6 +71,17 @@ impl SysfsWrite for FakeKernel<'_> {
                 && self.tree.path(&format!("sys/bus/pci/drivers/{d}")).is_dir()
             {
                 self.tree.set_driver(value, Some(&d));
+                // As Linux: vfio-pci binding a device without an IOMMU group, vfio loaded
+                // with enable_unsafe_noiommu_mode=1, gives it a `vfio-noiommu` group of its
+                // own (vfio_group_find_or_alloc -> vfio_noiommu_group_alloc).
+                let dev = format!("sys/bus/pci/devices/{value}");
+                if d == "vfio-pci"
+                    && !self.tree.path(&format!("{dev}/iommu_group")).exists()
+                    && self.tree.sysfs().vfio_noiommu_enabled()
+                {
+                    self.tree.join_group(value, 0);
+                    self.tree.make_noiommu(0);
+                }
             }
         } else if let Some(drv) = rel.strip_prefix("sys/bus/pci/drivers/") {
             let d = drv.strip_suffix("/bind").expect("bind");
@@ -158,6 +169,51 @@ fn bind_refuses_with_the_iommu_off() {
     );
     assert!(m.contains("UNSAFE"), "{m}");
     assert!(k.writes().is_empty());
+}
+
+/// Seen under a real kernel (tests/vm/run's no-IOMMU guest): with no IOMMU and vfio loaded
+/// with enable_unsafe_noiommu_mode=1, a device has no group until vfio-pci binds it; bind must
+/// not refuse it as "IOMMU off", and says the mode is UNSAFE.
+#[test]
+fn bind_in_noiommu_mode_binds_then_the_kernel_gives_the_group() {
+    let t = FakeSysfs::new();
+    t.add_device(FakeDevice {
+        group: None,
+        driver: None,
+        ..FakeDevice::gpu(GPU)
+    });
+    t.add_driver("vfio-pci");
+    t.write(
+        "sys/module/vfio/parameters/enable_unsafe_noiommu_mode",
+        "Y\n",
+    );
+    let k = FakeKernel::new(&t);
+    let r = bind_in(&t.sysfs(), &k, gpu()).unwrap();
+    assert!(r.noiommu && !r.already, "{r:?}");
+    assert!(r.to_string().contains("no-IOMMU mode: UNSAFE"), "{r}");
+    assert!(r.to_string().contains("--allow-noiommu-unsafe"), "{r}");
+    let g = t
+        .sysfs()
+        .iommu_group(gpu())
+        .expect("the group vfio-pci made");
+    assert!(t.sysfs().is_noiommu_group(g));
+    // Bound already: said so, still no-IOMMU.
+    let r = bind_in(&t.sysfs(), &FakeKernel::new(&t), gpu()).unwrap();
+    assert!(r.already && r.noiommu, "{r:?}");
+    // vfio's mode off (`N`): the IOMMU is off, as before.
+    let t = FakeSysfs::new();
+    t.add_device(FakeDevice {
+        group: None,
+        driver: None,
+        ..FakeDevice::gpu(GPU)
+    });
+    t.add_driver("vfio-pci");
+    t.write(
+        "sys/module/vfio/parameters/enable_unsafe_noiommu_mode",
+        "N\n",
+    );
+    let e = bind_in(&t.sysfs(), &FakeKernel::new(&t), gpu()).unwrap_err();
+    assert!(matches!(e, SetupError::IommuOff), "{e:?}");
 }
 
 #[test]

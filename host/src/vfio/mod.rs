@@ -41,11 +41,38 @@ const COMMAND_BUS_MASTER: u32 = 1 << 2;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IommuBackend {
     /// A type1 container (`/dev/vfio/vfio` + the group).
-    #[default]
+    #[cfg_attr(not(feature = "iommufd"), default)]
     Type1,
     /// iommufd (`/dev/iommu` + the device's cdev).
     #[cfg(feature = "iommufd")]
     Iommufd,
+    /// iommufd where the kernel offers it for the device (`/dev/iommu` and the device's VFIO
+    /// cdev, `vfio-dev/vfioN`), a type1 container otherwise: the default with the `iommufd`
+    /// feature, so that the feature's build takes iommufd from the command line (it had no
+    /// way to before: tests/vm/run's iommufd guest showed it opening a type1 container).
+    #[cfg(feature = "iommufd")]
+    #[default]
+    Auto,
+}
+
+impl IommuBackend {
+    /// The interface to use for the device at `addr` (`Auto` decided).
+    #[cfg_attr(not(feature = "iommufd"), allow(unused_variables))]
+    fn resolve(self, sysfs: &Sysfs, addr: PciAddress) -> IommuBackend {
+        match self {
+            #[cfg(feature = "iommufd")]
+            IommuBackend::Auto => {
+                let cdev = std::fs::read_dir(sysfs.device_dir(addr).join("vfio-dev"))
+                    .is_ok_and(|mut d| d.next().is_some());
+                if cdev && sysfs.path("dev/iommu").exists() {
+                    IommuBackend::Iommufd
+                } else {
+                    IommuBackend::Type1
+                }
+            }
+            b => b,
+        }
+    }
 }
 
 /// How to open a GPU.
@@ -196,13 +223,24 @@ impl<S: VfioSys> Vfio<S> {
             &format!("GPU {addr}"),
         )?;
 
-        let (device, iommu, attachment) = match opts.backend {
+        let (device, iommu, attachment) = match opts.backend.resolve(sysfs, addr) {
             IommuBackend::Type1 => Self::attach_container(&sys, sysfs, addr, group, noiommu)?,
             #[cfg(feature = "iommufd")]
             IommuBackend::Iommufd if !noiommu => Self::attach_iommufd(&sys, sysfs, addr)?,
             #[cfg(feature = "iommufd")]
-            IommuBackend::Iommufd => Self::attach_container(&sys, sysfs, addr, group, true)?,
+            IommuBackend::Iommufd | IommuBackend::Auto => {
+                Self::attach_container(&sys, sysfs, addr, group, noiommu)?
+            }
         };
+        log::info!(
+            "{addr}: VFIO through {}; group {group}",
+            match &iommu {
+                Iommu::Type1 { .. } => "a type1 container".to_string(),
+                #[cfg(feature = "iommufd")]
+                Iommu::Iommufd { ioas, .. } => format!("iommufd (IOAS {ioas})"),
+                Iommu::NoIommuUnsafe => "a no-IOMMU container (UNSAFE)".to_string(),
+            }
+        );
         let device = Arc::new(device);
         let info = sys.device_info(&device).map_err(ioctl_err(
             "VFIO_DEVICE_GET_INFO",

@@ -450,3 +450,34 @@ fn iommufd_binds_the_cdev_to_an_ioas_and_maps_dma_there() {
         "{e}"
     );
 }
+
+/// With the `iommufd` feature the default backend takes iommufd where the kernel offers it
+/// for the device (/dev/iommu and its cdev), type1 elsewhere: tests/vm/run's iommufd guest
+/// showed the feature's build opening a type1 container, the CLI having no way to ask.
+#[cfg(feature = "iommufd")]
+#[test]
+fn iommufd_feature_default_takes_iommufd_where_the_kernel_offers_it() {
+    let r = rig();
+    assert_eq!(r.opts.backend, IommuBackend::Auto);
+    // No /dev/iommu, no cdev (a kernel without CONFIG_IOMMUFD): a type1 container.
+    drop(r.open().unwrap());
+    assert!(
+        r.calls().iter().any(|c| c.starts_with("set_iommu")),
+        "{:?}",
+        r.calls()
+    );
+    assert!(!r.calls().contains(&"bind_and_attach".to_string()));
+    r.twin.0.lock().unwrap().calls.clear();
+    r.tree.write("dev/iommu", "");
+    r.tree.write(
+        &format!("sys/bus/pci/devices/{GPU}/vfio-dev/vfio0/dev"),
+        "511:0\n",
+    );
+    drop(r.open().unwrap());
+    assert!(
+        r.calls().contains(&"bind_and_attach".to_string()),
+        "{:?}",
+        r.calls()
+    );
+    assert!(!r.calls().iter().any(|c| c.starts_with("set_iommu")));
+}

@@ -7,8 +7,13 @@
 //! - regions: BAR0 (registers, 32-bit accesses), BAR1 (VRAM in physical mode, at most
 //!   [`GUEST_BAR1_MAX`]: a guest's PCI hole cannot place the chip's own 32–256 GiB BAR1;
 //!   `info` says so), BAR3 (listed, its accesses refused), config space (4 KiB, with PM and
-//!   PCIe capabilities; an FLR through PCIe Device Control resets the GPU). No region is
-//!   mmappable: every access is a message.
+//!   PCIe capabilities; an FLR through PCIe Device Control resets the GPU). BAR1 is
+//!   mmappable (with [`VfioUserConfig::bar1_mmap`]): REGION_INFO's reply carries the memory
+//!   file (`memfd`, [`crate::memory::Vram::shareable`]) that holds the VRAM BAR1 shows (its
+//!   first [`GUEST_BAR1_MAX`] bytes; the rest stays anonymous memory), so QEMU maps it into the guest
+//!   and the guest's BAR1 accesses reach VRAM with no message; every other access is a
+//!   message. A mapped BAR1 outlives a GPU that is gone (the guest keeps reading VRAM, not
+//!   all-ones), as the mapping stays valid while the client holds it.
 //! - DMA: DMA_MAP's file descriptor is mapped and put on the GPU's bus at the IOVA given, so
 //!   the GPU reaches guest memory exactly where the guest's IOMMU mapped it; any other
 //!   address stays an IOMMU fault. A map without a descriptor is accepted and unreachable (a
@@ -48,6 +53,9 @@ pub struct VfioUserConfig {
     /// The Unix socket's path (must not exist).
     pub socket: PathBuf,
     pub faults: FaultPlan,
+    /// Give the client BAR1 as a memory file it maps (REGION_INFO's MMAP flag and the VRAM's
+    /// memfd), so the guest's BAR1 accesses reach VRAM directly instead of one message each.
+    pub bar1_mmap: bool,
 }
 
 /// Why the server could not start.
@@ -70,6 +78,8 @@ pub enum VfioUserError {
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     pub(crate) bar1_size: u64,
+    /// BAR1 is offered for mmap (`VfioUserConfig::bar1_mmap`).
+    pub(crate) bar1_mmap: bool,
     /// Every request on stderr (`NVBARE_VFIO_USER_TRACE` set).
     pub(crate) verbose: bool,
     /// Where the client placed the BARs, kept across resets.
@@ -119,7 +129,11 @@ pub fn serve(config: VfioUserConfig) -> Result<VfioUserServer, VfioUserError> {
     if config.socket.exists() {
         return Err(VfioUserError::SocketExists(config.socket));
     }
-    let gpu = Arc::new(SimGpu::with_faults(config.chip, config.faults)?);
+    let gpu = Arc::new(if config.bar1_mmap {
+        SimGpu::with_shareable_vram(config.chip, config.faults, GUEST_BAR1_MAX)?
+    } else {
+        SimGpu::with_faults(config.chip, config.faults)?
+    });
     let listener = UnixListener::bind(&config.socket).map_err(|source| VfioUserError::Bind {
         path: config.socket.clone(),
         source,
@@ -127,6 +141,7 @@ pub fn serve(config: VfioUserConfig) -> Result<VfioUserServer, VfioUserError> {
     let bar1 = gpu.bar(1).map_or(0, |(_, s)| s);
     let shared = Arc::new(Shared {
         bar1_size: bar1.min(GUEST_BAR1_MAX),
+        bar1_mmap: config.bar1_mmap,
         verbose: std::env::var_os("NVBARE_VFIO_USER_TRACE").is_some(),
         ..Shared::default()
     });

@@ -48,6 +48,9 @@ pub const DEVICE_FLAGS_PCI: u32 = 1 << 1;
 pub const REGION_READ: u32 = 1 << 0;
 /// See [`REGION_READ`].
 pub const REGION_WRITE: u32 = 1 << 1;
+/// See [`REGION_READ`]: the client may mmap the region from the file descriptor that comes
+/// with the reply, at the reply's `offset` in it.
+pub const REGION_MMAP: u32 = 1 << 2;
 /// `vfio_irq_info.flags`: `VFIO_IRQ_INFO_EVENTFD` (bit 0), `VFIO_IRQ_INFO_NORESIZE` (bit 3).
 pub const IRQ_INFO_EVENTFD: u32 = 1 << 0;
 /// See [`IRQ_INFO_EVENTFD`].

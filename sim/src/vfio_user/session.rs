@@ -75,10 +75,16 @@ pub(super) fn serve(gpu: &SimGpu, shared: &Shared, mut stream: UnixStream) -> Se
             negotiated = true;
         }
         shared.count(h.command);
+        // BAR1's REGION_INFO carries the VRAM's memory file when it is offered for mmap.
+        let region_fd = match req {
+            Request::RegionInfo { index: 1, .. } if shared.bar1_mmap => gpu.bus().vram.file(),
+            _ => None,
+        };
         let answer = handle(gpu, shared, &req, fds);
         if shared.verbose {
             debug_line(&req, &answer);
         }
+        let answer_ok = answer.is_ok();
         let out = match answer {
             Ok(body) => protocol::reply(&h, &body),
             Err((errno, why)) => {
@@ -90,10 +96,14 @@ pub(super) fn serve(gpu: &SimGpu, shared: &Shared, mut stream: UnixStream) -> Se
         };
         // A request with the no-reply flag gets no answer, not even an error (the
         // specification: "the receiver must not send a reply").
-        if !h.no_reply()
-            && let Err(e) = stream.write_all(&out)
-        {
-            return e.into();
+        if !h.no_reply() {
+            let sent = match region_fd {
+                Some(fd) if answer_ok => send_with_fd(&stream, &out, fd),
+                _ => stream.write_all(&out),
+            };
+            if let Err(e) = sent {
+                return e.into();
+            }
         }
     }
 }
@@ -194,7 +204,10 @@ fn handle(
             if index >= region::COUNT {
                 return refuse(libc::EINVAL, format!("no region {index}"));
             }
-            let (size, flags) = region::info(gpu, shared.bar1_size, index);
+            let (size, mut flags) = region::info(gpu, shared.bar1_size, index);
+            if index == 1 && shared.bar1_mmap && gpu.bus().vram.file().is_some() {
+                flags |= protocol::REGION_MMAP;
+            }
             Ok(protocol::words(&[
                 U32(32),
                 U32(flags),
@@ -300,6 +313,55 @@ fn debug_line(req: &Request<'_>, answer: &Result<Vec<u8>, Refusal>) {
         Ok(_) => eprintln!("vfio-user: {what}"),
         Err((e, why)) => eprintln!("vfio-user: {what}: refused (errno {e}): {why}"),
     }
+}
+
+/// Writes `bytes` (one reply) with `fd` as `SCM_RIGHTS` on its first byte.
+fn send_with_fd(
+    stream: &UnixStream,
+    bytes: &[u8],
+    fd: std::os::fd::BorrowedFd<'_>,
+) -> std::io::Result<()> {
+    let one = std::mem::size_of::<libc::c_int>();
+    // CAST: one descriptor of 4 bytes.
+    // SAFETY: CMSG_SPACE is a pure size computation.
+    let space = unsafe { libc::CMSG_SPACE(one as u32) } as usize;
+    let mut control = vec![0u64; space.div_ceil(8)];
+    let mut iov = libc::iovec {
+        iov_base: bytes.as_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    // SAFETY: a zeroed msghdr is a valid empty one; its fields are set below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space;
+    // SAFETY: the control buffer holds one header of CMSG_SPACE(4) bytes; the CMSG macros
+    // write inside it.
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        // CAST: as above.
+        (*c).cmsg_len = libc::CMSG_LEN(one as u32) as usize;
+        libc::CMSG_DATA(c)
+            .cast::<libc::c_int>()
+            .write_unaligned(fd.as_raw_fd());
+    }
+    let n = loop {
+        // SAFETY: msg points at live buffers of the lengths given.
+        let n = unsafe { libc::sendmsg(stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            break n;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    };
+    // The descriptor went with the first byte; the rest, if the socket took less, as usual.
+    // CAST: n is non-negative and at most bytes.len().
+    (&*stream).write_all(&bytes[n as usize..])
 }
 
 /// VFIO PCI IRQ indexes: INTx, MSI, MSI-X, ERR, REQ.

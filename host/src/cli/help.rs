@@ -42,6 +42,7 @@ Environment:
   XDG_CACHE_HOME, HOME  where `firmware fetch` caches (XDG_CACHE_HOME/nvbare/firmware)
   NVBARE_VFIO_USER_TRACE  `sim serve --vfio-user`: every request on stderr
   NVBARE_SIM_LOG        `sim serve --vfio-user`: the simulator's log when it stops
+  NVBARE_VFIO_USER_BAR1=full  `sim serve --vfio-user`: the chip's whole BAR1, not 256 MiB
 Read by the test suites (cargo test), not by nvbare:
   NVBARE_REQUIRE_FIRMWARE=1    firmware tests fail instead of skipping
   NVBARE_FIRMWARE_DEB          a firmware-nvidia-graphics .deb for the package tests

@@ -164,6 +164,12 @@ impl<S: VfioSys> Vfio<S> {
         if !sysfs.exists(addr) {
             return Err(VfioError::NoSuchDevice { addr });
         }
+        // With the IOMMU off the kernel's vfio-pci cannot take the GPU (its probe fails with
+        // -EINVAL: no group, no-IOMMU mode off), so "bind it first" would be the wrong remedy.
+        if !opts.allow_noiommu_unsafe && sysfs.iommu_group(addr).is_none() && !sysfs.iommu_enabled()
+        {
+            return Err(VfioError::IommuOff { addr });
+        }
         let driver = sysfs.driver(addr);
         if driver.as_deref() != Some(VFIO_PCI) {
             return Err(VfioError::NotBoundToVfio {

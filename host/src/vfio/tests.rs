@@ -187,12 +187,7 @@ fn refusals_name_the_remedy() {
     );
 
     // IOMMU off: no group.
-    let r = rig();
-    std::fs::remove_file(
-        r.tree
-            .path(&format!("sys/bus/pci/devices/{GPU}/iommu_group")),
-    )
-    .unwrap();
+    let r = rig_iommu_off();
     let m = r.open().unwrap_err().to_string();
     assert!(
         m.contains("IOMMU is off") && m.contains("intel_iommu=on"),
@@ -219,6 +214,40 @@ fn refusals_name_the_remedy() {
     r.twin.0.lock().unwrap().group_flags = 0;
     let m = r.open().unwrap_err().to_string();
     assert!(m.contains("not viable"), "{m}");
+}
+
+/// A machine with the IOMMU off, as the real kernel leaves it (a q35 guest without an IOMMU in
+/// tests/vm/run): no IOMMU groups at all, and the GPU with no driver, because vfio-pci's probe
+/// fails without a group (`vfio_group_find_or_alloc`: -EINVAL unless no-IOMMU mode is on). The
+/// twin used to leave the GPU bound to vfio-pci with no group, which the kernel never does.
+fn rig_iommu_off() -> Rig {
+    let r = rig();
+    r.tree.set_driver(GPU, None);
+    std::fs::remove_file(
+        r.tree
+            .path(&format!("sys/bus/pci/devices/{GPU}/iommu_group")),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(r.tree.path("sys/kernel/iommu_groups/12")).unwrap();
+    r
+}
+
+#[test]
+fn with_the_iommu_off_the_error_is_the_iommu_not_the_binding() {
+    // The real kernel's view (tests/vm/run, guest without an IOMMU): the GPU has no driver,
+    // and `nvbare bind` could not change that. The error names the IOMMU and its remedy, once.
+    let r = rig_iommu_off();
+    let e = r.open().unwrap_err();
+    assert!(matches!(e, VfioError::IommuOff { .. }), "{e:?}");
+    let m = e.to_string();
+    assert!(!m.contains("nvbare bind"), "{m}");
+    assert!(m.contains("intel_iommu=on") && m.contains("amd_iommu=on"), "{m}");
+    // Asked for no-IOMMU mode, the binding is what is missing (vfio-pci takes a device into
+    // a no-IOMMU group when that mode is on).
+    let mut r = r;
+    r.opts.allow_noiommu_unsafe = true;
+    let m = r.open().unwrap_err().to_string();
+    assert!(m.contains("bound to no driver"), "{m}");
 }
 
 #[test]

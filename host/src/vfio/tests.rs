@@ -251,6 +251,24 @@ fn with_the_iommu_off_the_error_is_the_iommu_not_the_binding() {
 }
 
 #[test]
+fn a_gpu_that_falls_off_the_bus_reads_all_ones_and_cannot_be_reset() {
+    // tests/vm/run unplugs the GPU under the guest in the middle of a demo: the kernel's
+    // vfio-pci hands back all ones from BAR0 and config space, and its reset gives up.
+    let r = rig();
+    let mut v = r.open().unwrap();
+    r.twin.poke(0, 0, &0x1b2000a1u32.to_le_bytes());
+    r.twin.poke(7, 0, &0x10deu16.to_le_bytes());
+    assert!(v.is_present());
+    r.twin.unplug();
+    assert!(!v.is_present(), "config space reads all ones: gone");
+    assert_eq!(v.read32(0), 0xffff_ffff);
+    v.config_write(4, 2, 0x6).unwrap();
+    assert_eq!(v.config_read(4, 2).unwrap(), 0xffff, "the write went nowhere");
+    let m = v.reset().unwrap_err().to_string();
+    assert!(m.contains("VFIO_DEVICE_RESET"), "{m}");
+}
+
+#[test]
 fn node_errors_say_what_to_do() {
     let r = rig();
     r.twin

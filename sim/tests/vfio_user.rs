@@ -491,11 +491,23 @@ fn an_unplugged_gpu_reads_all_ones_and_refuses_a_reset_while_the_connection_stay
     assert_eq!(c.region_read(0, 0xa00, 4), [0xff; 4], "BAR0: all ones");
     assert_eq!(c.region_read(7, 0, 4), [0xff; 4], "config space: all ones");
     let r = c.region_write(0, 0x1704, &[0, 0, 0, 0]);
-    assert_eq!(r.0.flags & protocol::FLAG_ERROR, 0, "a write is accepted and dropped");
+    assert_eq!(
+        r.0.flags & protocol::FLAG_ERROR,
+        0,
+        "a write is accepted and dropped"
+    );
     let (h, _) = c.call(Command::DeviceReset, &[], &[]);
-    assert_ne!(h.flags & protocol::FLAG_ERROR, 0, "no reset of a device that is gone");
+    assert_ne!(
+        h.flags & protocol::FLAG_ERROR,
+        0,
+        "no reset of a device that is gone"
+    );
     assert_eq!(h.error, libc::ENODEV as u32);
-    assert_eq!(c.region_read(1, 0, 8), [0xff; 8], "BAR1 too; the connection stays up");
+    assert_eq!(
+        c.region_read(1, 0, 8),
+        [0xff; 8],
+        "BAR1 too; the connection stays up"
+    );
 }
 
 #[test]

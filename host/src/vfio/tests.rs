@@ -241,7 +241,10 @@ fn with_the_iommu_off_the_error_is_the_iommu_not_the_binding() {
     assert!(matches!(e, VfioError::IommuOff { .. }), "{e:?}");
     let m = e.to_string();
     assert!(!m.contains("nvbare bind"), "{m}");
-    assert!(m.contains("intel_iommu=on") && m.contains("amd_iommu=on"), "{m}");
+    assert!(
+        m.contains("intel_iommu=on") && m.contains("amd_iommu=on"),
+        "{m}"
+    );
     // Asked for no-IOMMU mode, the binding is what is missing (vfio-pci takes a device into
     // a no-IOMMU group when that mode is on).
     let mut r = r;
@@ -263,7 +266,11 @@ fn a_gpu_that_falls_off_the_bus_reads_all_ones_and_cannot_be_reset() {
     assert!(!v.is_present(), "config space reads all ones: gone");
     assert_eq!(v.read32(0), 0xffff_ffff);
     v.config_write(4, 2, 0x6).unwrap();
-    assert_eq!(v.config_read(4, 2).unwrap(), 0xffff, "the write went nowhere");
+    assert_eq!(
+        v.config_read(4, 2).unwrap(),
+        0xffff,
+        "the write went nowhere"
+    );
     let m = v.reset().unwrap_err().to_string();
     assert!(m.contains("VFIO_DEVICE_RESET"), "{m}");
 }

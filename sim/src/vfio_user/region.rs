@@ -119,13 +119,16 @@ fn follow_bar1(gpu: &SimGpu, bar1_size: u64) {
     let lo = u64::from(gpu.config_read(0x14, 4) & !0xf);
     let hi = u64::from(gpu.config_read(0x18, 4));
     let base = hi << 32 | lo;
-    if base == 0 || !base.is_multiple_of(bar1_size.max(1)) || base.checked_add(bar1_size).is_none() {
+    if base == 0 || !base.is_multiple_of(bar1_size.max(1)) || base.checked_add(bar1_size).is_none()
+    {
         return;
     }
     let bus = gpu.bus();
     if let Err(why) = bus.sysmem.move_bar(base, bar1_size, &bus.vram) {
-        gpu.log()
-            .warn("vfio-user", format!("BAR1 placed at {base:#x}: not followed: {why}"));
+        gpu.log().warn(
+            "vfio-user",
+            format!("BAR1 placed at {base:#x}: not followed: {why}"),
+        );
     }
 }
 

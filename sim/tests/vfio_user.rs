@@ -496,6 +496,9 @@ fn an_unplugged_gpu_reads_all_ones_and_refuses_a_reset_while_the_connection_stay
         0,
         "a write is accepted and dropped"
     );
+    let r = c.region_write(7, 4, &[6, 0]);
+    assert_eq!(r.0.flags & protocol::FLAG_ERROR, 0, "a config write too");
+    assert_eq!(c.region_read(7, 4, 2), [0xff; 2]);
     let (h, _) = c.call(Command::DeviceReset, &[], &[]);
     assert_ne!(
         h.flags & protocol::FLAG_ERROR,

@@ -220,17 +220,28 @@ impl Twin {
     }
 
     /// The device falls off the bus, as the guest kernel saw it in tests/vm/run: every BAR and
-    /// config read gives all ones (a read of an absent device completes with all ones), writes
-    /// go nowhere, and `VFIO_DEVICE_RESET` fails with ENOTTY (the kernel's FLR waits for the
-    /// config space to answer, `pci_dev_wait`, and gives up: "not ready after FLR; giving
-    /// up"). Writes through an existing mapping still land in the twin's memory: a test reads
-    /// through `pread` or after such writes.
+    /// config read gives all ones (a read of an absent device completes with all ones) except
+    /// the vendor and device ids, which vfio-pci serves from its virtualized copy of config
+    /// space (`init_pci_cap_basic_perm`), so they keep reading NVIDIA's; writes go nowhere;
+    /// `VFIO_DEVICE_RESET` fails with ENOTTY (the kernel's FLR waits for config space to
+    /// answer, `pci_dev_wait`, and gives up: "not ready after FLR; giving up"). Writes through
+    /// an existing mapping still land in the twin's memory: a test reads through `pread` or
+    /// before such writes.
     pub fn unplug(&self) {
         let mut s = self.0.lock().unwrap();
         s.gone = true;
-        for block in s.backing.values() {
-            // SAFETY: test memory, the whole block.
-            unsafe { std::ptr::write_bytes(block.ptr.as_ptr(), 0xff, block.layout.size()) };
+        let config = region_offset(7);
+        for (&at, block) in &s.backing {
+            // The virtualized ids: the first 4 bytes of config space stay.
+            let keep = if at == config { 4 } else { 0 };
+            // SAFETY: test memory, inside the block.
+            unsafe {
+                std::ptr::write_bytes(
+                    block.ptr.as_ptr().add(keep),
+                    0xff,
+                    block.layout.size() - keep,
+                )
+            };
         }
     }
 

@@ -524,6 +524,39 @@ impl SysMem {
         b.push(BarWindow { base, size, vram });
     }
 
+    /// Puts `vram`'s BAR1 at `base` instead of wherever it sits now (a guest that places BAR1
+    /// itself), or refuses when that range overlaps the host-memory window or another
+    /// device's BAR1: a bus address must reach one memory only.
+    pub fn move_bar(&self, base: u64, size: u64, vram: &Arc<Vram>) -> Result<(), String> {
+        let end = base
+            .checked_add(size)
+            .ok_or_else(|| format!("BAR1 {base:#x}+{size:#x} wraps the bus"))?;
+        let overlaps = |b: u64, e: u64| base < e && b < end;
+        let (wb, we) = self.window;
+        if overlaps(wb, we) {
+            return Err(format!(
+                "BAR1 [{base:#x}, {end:#x}) overlaps the host-memory bus window [{wb:#x}, {we:#x})"
+            ));
+        }
+        let mut b = self.bars.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = b
+            .iter()
+            .find(|w| !Arc::ptr_eq(&w.vram, vram) && overlaps(w.base, w.base + w.size))
+        {
+            return Err(format!(
+                "BAR1 [{base:#x}, {end:#x}) overlaps another device's BAR1 at {:#x}",
+                w.base
+            ));
+        }
+        b.retain(|w| !Arc::ptr_eq(&w.vram, vram));
+        b.push(BarWindow {
+            base,
+            size,
+            vram: vram.clone(),
+        });
+        Ok(())
+    }
+
     /// Takes the BAR1 at bus address `base` off the bus.
     pub fn detach_bar(&self, base: u64) {
         let mut b = self.bars.write().unwrap_or_else(|p| p.into_inner());

@@ -605,3 +605,67 @@ fn a_second_client_finds_the_gpu_again() {
     }
     let _ = std::io::stderr().flush();
 }
+
+#[test]
+fn an_unplugged_gpu_reads_all_ones_and_refuses_a_reset_while_the_connection_stays() {
+    // `nvbare sim serve --vfio-user` unplugs the GPU on SIGUSR1 (tests/vm/run makes the GPU
+    // vanish under a guest that way: killing the server would abort QEMU 11.1.3 too). A
+    // surprise-removed PCIe device completes reads with all ones and drops writes; the socket
+    // stays up, so the guest's kernel and driver see exactly that.
+    let srv = server(SimChip::Gb202, "unplug");
+    let mut c = Client::connect(&srv);
+    c.version();
+    assert_ne!(u32_at(&c.region_read(0, 0xa00, 4), 0), 0xffff_ffff);
+    srv.gpu().unplug();
+    assert_eq!(c.region_read(0, 0xa00, 4), [0xff; 4], "BAR0: all ones");
+    assert_eq!(c.region_read(7, 0, 4), [0xff; 4], "config space: all ones");
+    let r = c.region_write(0, 0x1704, &[0, 0, 0, 0]);
+    assert_eq!(
+        r.0.flags & protocol::FLAG_ERROR,
+        0,
+        "a write is accepted and dropped"
+    );
+    let r = c.region_write(7, 4, &[6, 0]);
+    assert_eq!(r.0.flags & protocol::FLAG_ERROR, 0, "a config write too");
+    assert_eq!(c.region_read(7, 4, 2), [0xff; 2]);
+    let (h, _) = c.call(Command::DeviceReset, &[], &[]);
+    assert_ne!(
+        h.flags & protocol::FLAG_ERROR,
+        0,
+        "no reset of a device that is gone"
+    );
+    assert_eq!(h.error, libc::ENODEV as u32);
+    assert_eq!(
+        c.region_read(1, 0, 8),
+        [0xff; 8],
+        "BAR1 too; the connection stays up"
+    );
+}
+
+#[test]
+fn a_bus_address_inside_bar1_where_the_guest_placed_it_reaches_vram() {
+    // tinygrad hands the FSP the BAR1 bus address of boot structures in VRAM; under a guest
+    // that is where the guest's kernel placed BAR1 (0xc000000000 in tests/vm/run), not the
+    // simulator's default.
+    let srv = server(SimChip::Gb202, "bar1-place");
+    let mut c = Client::connect(&srv);
+    c.version();
+    let base: u64 = 0xc0_0000_0000;
+    // Sizing first (all ones), as a kernel does, then the address.
+    for v in [0xffff_ffffu32, base as u32 | 0xc, (base >> 32) as u32] {
+        let at = if v == (base >> 32) as u32 { 0x18 } else { 0x14 };
+        let r = c.region_write(7, at, &v.to_le_bytes());
+        assert_eq!(r.0.flags & protocol::FLAG_ERROR, 0);
+    }
+    let r = c.region_write(7, 0x18, &((base >> 32) as u32).to_le_bytes());
+    assert_eq!(r.0.flags & protocol::FLAG_ERROR, 0);
+    let r = c.region_write(1, 0x20_0000, &[0x5a; 8]);
+    assert_eq!(r.0.flags & protocol::FLAG_ERROR, 0);
+    let mut got = [0u8; 8];
+    srv.gpu()
+        .bus()
+        .sysmem
+        .read(base + 0x20_0000, &mut got)
+        .expect("the guest's BAR1 address reaches VRAM");
+    assert_eq!(got, [0x5a; 8]);
+}

@@ -539,7 +539,7 @@ fn vfio_user_code(e: &nvbare_sim::vfio_user::VfioUserError) -> ErrorCode {
     use nvbare_sim::vfio_user::VfioUserError as E;
     match e {
         E::SocketExists(_) | E::Bind { .. } => SERVE_SOCKET,
-        E::Gpu(_) => SERVE_GPU,
+        E::Gpu(_) | E::BadBar1(_) => SERVE_GPU,
         E::Thread(_) => SERVE_THREAD,
     }
 }

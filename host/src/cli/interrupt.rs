@@ -8,10 +8,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 
 /// Set by the signal handler.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Set by SIGUSR1 (`sim serve --vfio-user` only): the simulated GPU is to fall off the bus.
+static UNPLUG: AtomicBool = AtomicBool::new(false);
 
 /// The exit status of a command stopped by a signal (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -34,4 +37,18 @@ pub fn install() {
 /// Whether the user asked to stop.
 pub fn requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
+}
+
+/// `sim serve --vfio-user`: SIGUSR1 unplugs the simulated GPU (see [`unplug_requested`]).
+/// Without the handler SIGUSR1 keeps its default action (the server ends), and a warning says
+/// so.
+pub fn install_unplug() {
+    if let Err(e) = signal_hook::flag::register(SIGUSR1, &UNPLUG) {
+        log::warn!("cannot catch SIGUSR1 ({e}); it will end the server instead of unplugging");
+    }
+}
+
+/// Whether SIGUSR1 asked for the simulated GPU to vanish.
+pub fn unplug_requested() -> bool {
+    UNPLUG.load(Ordering::SeqCst)
 }

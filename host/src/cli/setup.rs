@@ -71,7 +71,7 @@ pub struct ServeArgs {
     pub hwref: Option<PathBuf>,
     /// Serve one GPU as a vfio-user PCI device on the Unix socket SOCKET instead (QEMU >= 10.1:
     /// `-device vfio-user-pci,socket=SOCKET`; the guest binds it to vfio-pci). BAR1 is cut to
-    /// 256 MiB, which a guest's PCI hole places.
+    /// 256 MiB, which a guest's PCI hole places. SIGUSR1 unplugs the GPU (it falls off the bus).
     #[arg(long, value_name = "SOCKET", conflicts_with_all = ["gpus", "allow_remote", "trace", "listen"])]
     pub vfio_user: Option<PathBuf>,
 }
@@ -132,7 +132,27 @@ pub fn sim_serve_vfio_user(
     // TIMEOUT: none: the server runs until the user stops it; the poll only looks at the
     // stop flag every 100 ms.
     let forever = Wait::pausing("Ctrl-C", u64::MAX, 100_000_000);
-    let _ = poll_until(&HostClock::new(), forever, || stop().then_some(()));
+    // SIGUSR1: the GPU falls off the bus while a client drives it (reads all ones, writes
+    // dropped, no reset), as a GPU does on surprise removal. Killing the server instead would
+    // take QEMU down with it (QEMU 11.1.3 aborts when a vfio-user server's socket closes:
+    // util/error.c error_setv assertion, tests/vm/run).
+    super::interrupt::install_unplug();
+    let mut unplugged = false;
+    let _ = poll_until(&HostClock::new(), forever, || {
+        if !unplugged && super::interrupt::unplug_requested() {
+            server.gpu().unplug();
+            unplugged = true;
+        }
+        stop().then_some(())
+    });
+    if unplugged {
+        writeln!(
+            out,
+            "SIGUSR1: the GPU was unplugged while served (BAR and config reads all ones, writes \
+             dropped)"
+        )
+        .map_err(CliError::Output)?;
+    }
     server.stop();
     let asked: Vec<String> = [
         Command::RegionRead,

@@ -332,6 +332,16 @@ pub struct PciFunction {
 /// Whether VFIO can open `addr` now (driver, group viability, node access).
 pub fn vfio_readiness(sysfs: &Sysfs, addr: PciAddress) -> VfioReadiness {
     let not = |reason: String| VfioReadiness::NotReady { reason };
+    // The IOMMU first: with it off, vfio-pci cannot take the GPU at all (the kernel's
+    // vfio_group_find_or_alloc fails the probe with -EINVAL when a device has no group and
+    // no-IOMMU mode is off), so "run `nvbare bind`" would send the user to a second error.
+    if sysfs.iommu_group(addr).is_none() && !sysfs.iommu_enabled() {
+        return not(
+            "the IOMMU is off (no IOMMU group): turn it on (intel_iommu=on or amd_iommu=on on \
+             the kernel command line, VT-d or AMD-Vi in the firmware)"
+                .into(),
+        );
+    }
     let driver = sysfs.driver(addr);
     if driver.as_deref() != Some(VFIO_PCI) {
         let now = driver.map_or("no driver".to_string(), |d| format!("bound to {d}"));

@@ -191,6 +191,12 @@ impl<S: VfioSys> Vfio<S> {
         if !sysfs.exists(addr) {
             return Err(VfioError::NoSuchDevice { addr });
         }
+        // With the IOMMU off the kernel's vfio-pci cannot take the GPU (its probe fails with
+        // -EINVAL: no group, no-IOMMU mode off), so "bind it first" would be the wrong remedy.
+        if !opts.allow_noiommu_unsafe && sysfs.iommu_group(addr).is_none() && !sysfs.iommu_enabled()
+        {
+            return Err(VfioError::IommuOff { addr });
+        }
         let driver = sysfs.driver(addr);
         if driver.as_deref() != Some(VFIO_PCI) {
             return Err(VfioError::NotBoundToVfio {
@@ -627,6 +633,16 @@ impl<S: VfioSys> Platform for Vfio<S> {
     fn config_write(&self, offset: u16, size: u8, value: u32) -> Result<(), PlatformError> {
         self.config_write_raw(offset, size, value)
             .map_err(|e| failed("PCI config write", e))
+    }
+
+    /// Whether the GPU still answers. Not judged from the vendor id, as the trait's default
+    /// does: vfio-pci serves the vendor and device ids from its own copy of config space
+    /// (`vfio_pci_config.c`, `init_pci_cap_basic_perm`: "Virtualized for SR-IOV functions"),
+    /// so they read NVIDIA's after the GPU fell off the bus (tests/vm/run: every wait then
+    /// ran into its timeout, 174 s in all, instead of stopping at "gone"). The class and
+    /// revision dword passes through to the device and reads all ones once it is gone.
+    fn is_present(&self) -> bool {
+        matches!(self.config_read(0x08, 4), Ok(v) if v != u32::MAX)
     }
 
     fn reset(&mut self) -> Result<(), PlatformError> {

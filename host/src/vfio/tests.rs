@@ -101,10 +101,12 @@ fn bar0_goes_through_the_mapping() {
     assert_eq!(v.read32(0), 0x180a_00a1);
     v.write32(0x1704, 0xdead_beef);
     assert_eq!(r.twin.peek(0, 0x1704, 4), 0xdead_beefu32.to_le_bytes());
-    // Presence is judged from config space (region 7), not from BAR0.
+    // Presence is judged from config space (region 7), not from BAR0; from the class dword,
+    // which vfio-pci passes through, not the ids, which it virtualizes.
     r.twin.poke(7, 0, &[0xde, 0x10, 0x35, 0x23]);
+    r.twin.poke(7, 8, &[0xa1, 0x00, 0x02, 0x03]);
     assert!(v.is_present());
-    r.twin.poke(7, 0, &[0xff; 4]);
+    r.twin.poke(7, 8, &[0xff; 4]);
     assert!(!v.is_present());
     // Past the end reads all ones, as PCI does, and never touches memory outside.
     assert_eq!(v.read32(16 << 20), u32::MAX);
@@ -187,12 +189,7 @@ fn refusals_name_the_remedy() {
     );
 
     // IOMMU off: no group.
-    let r = rig();
-    std::fs::remove_file(
-        r.tree
-            .path(&format!("sys/bus/pci/devices/{GPU}/iommu_group")),
-    )
-    .unwrap();
+    let r = rig_iommu_off();
     let m = r.open().unwrap_err().to_string();
     assert!(
         m.contains("IOMMU is off") && m.contains("intel_iommu=on"),
@@ -219,6 +216,68 @@ fn refusals_name_the_remedy() {
     r.twin.0.lock().unwrap().group_flags = 0;
     let m = r.open().unwrap_err().to_string();
     assert!(m.contains("not viable"), "{m}");
+}
+
+/// A machine with the IOMMU off, as the real kernel leaves it (a q35 guest without an IOMMU in
+/// tests/vm/run): no IOMMU groups at all, and the GPU with no driver, because vfio-pci's probe
+/// fails without a group (`vfio_group_find_or_alloc`: -EINVAL unless no-IOMMU mode is on). The
+/// twin used to leave the GPU bound to vfio-pci with no group, which the kernel never does.
+fn rig_iommu_off() -> Rig {
+    let r = rig();
+    r.tree.set_driver(GPU, None);
+    std::fs::remove_file(
+        r.tree
+            .path(&format!("sys/bus/pci/devices/{GPU}/iommu_group")),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(r.tree.path("sys/kernel/iommu_groups/12")).unwrap();
+    r
+}
+
+#[test]
+fn with_the_iommu_off_the_error_is_the_iommu_not_the_binding() {
+    // The real kernel's view (tests/vm/run, guest without an IOMMU): the GPU has no driver,
+    // and `nvbare bind` could not change that. The error names the IOMMU and its remedy, once.
+    let r = rig_iommu_off();
+    let e = r.open().unwrap_err();
+    assert!(matches!(e, VfioError::IommuOff { .. }), "{e:?}");
+    let m = e.to_string();
+    assert!(!m.contains("nvbare bind"), "{m}");
+    assert!(
+        m.contains("intel_iommu=on") && m.contains("amd_iommu=on"),
+        "{m}"
+    );
+    // Asked for no-IOMMU mode, the binding is what is missing (vfio-pci takes a device into
+    // a no-IOMMU group when that mode is on).
+    let mut r = r;
+    r.opts.allow_noiommu_unsafe = true;
+    let m = r.open().unwrap_err().to_string();
+    assert!(m.contains("bound to no driver"), "{m}");
+}
+
+#[test]
+fn a_gpu_that_falls_off_the_bus_reads_all_ones_and_cannot_be_reset() {
+    // tests/vm/run unplugs the GPU under the guest in the middle of a demo: the kernel's
+    // vfio-pci hands back all ones from BAR0 and config space, and its reset gives up.
+    let r = rig();
+    let mut v = r.open().unwrap();
+    r.twin.poke(0, 0, &0x1b2000a1u32.to_le_bytes());
+    r.twin.poke(7, 0, &0x2335_10deu32.to_le_bytes());
+    r.twin.poke(7, 8, &0x0302_00a1u32.to_le_bytes());
+    assert!(v.is_present());
+    r.twin.unplug();
+    // vfio-pci keeps answering the ids from its own copy: they cannot tell.
+    assert_eq!(v.config_read(0, 2).unwrap(), 0x10de);
+    assert!(!v.is_present(), "the class dword reads all ones: gone");
+    assert_eq!(v.read32(0), 0xffff_ffff);
+    v.config_write(4, 2, 0x6).unwrap();
+    assert_eq!(
+        v.config_read(4, 2).unwrap(),
+        0xffff,
+        "the write went nowhere"
+    );
+    let m = v.reset().unwrap_err().to_string();
+    assert!(m.contains("VFIO_DEVICE_RESET"), "{m}");
 }
 
 #[test]

@@ -103,6 +103,8 @@ pub struct State {
     /// process without CAP_SYS_ADMIN).
     pub phys_base: u64,
     pub resets: u32,
+    /// The device fell off the bus ([`Twin::unplug`]).
+    pub gone: bool,
     /// Every call, by name.
     pub calls: Vec<String>,
 }
@@ -194,6 +196,7 @@ impl Twin {
             fail_unmap: false,
             phys_base: 0x40_0000_0000,
             resets: 0,
+            gone: false,
             calls: Vec::new(),
         }));
         let _ = bdf;
@@ -214,6 +217,32 @@ impl Twin {
             )
         };
         out
+    }
+
+    /// The device falls off the bus, as the guest kernel saw it in tests/vm/run: every BAR and
+    /// config read gives all ones (a read of an absent device completes with all ones) except
+    /// the vendor and device ids, which vfio-pci serves from its virtualized copy of config
+    /// space (`init_pci_cap_basic_perm`), so they keep reading NVIDIA's; writes go nowhere;
+    /// `VFIO_DEVICE_RESET` fails with ENOTTY (the kernel's FLR waits for config space to
+    /// answer, `pci_dev_wait`, and gives up: "not ready after FLR; giving up"). Writes through
+    /// an existing mapping still land in the twin's memory: a test reads through `pread` or
+    /// before such writes.
+    pub fn unplug(&self) {
+        let mut s = self.0.lock().unwrap();
+        s.gone = true;
+        let config = region_offset(7);
+        for (&at, block) in &s.backing {
+            // The virtualized ids: the first 4 bytes of config space stay.
+            let keep = if at == config { 4 } else { 0 };
+            // SAFETY: test memory, inside the block.
+            unsafe {
+                std::ptr::write_bytes(
+                    block.ptr.as_ptr().add(keep),
+                    0xff,
+                    block.layout.size() - keep,
+                )
+            };
+        }
     }
 
     /// Writes bytes into region `index` at `offset` (what the device shows).
@@ -400,6 +429,9 @@ impl VfioSys for Twin {
         let mut s = self.0.lock().unwrap();
         s.resets += 1;
         s.calls.push("reset".into());
+        if s.gone {
+            return Err(err(libc::ENOTTY));
+        }
         Ok(())
     }
 
@@ -420,6 +452,9 @@ impl VfioSys for Twin {
             ));
         }
         let p = Self::find(&s, offset, buf.len())?;
+        if s.gone {
+            return Ok(());
+        }
         // SAFETY: inside a block.
         unsafe { std::ptr::copy(buf.as_ptr(), p, buf.len()) };
         Ok(())

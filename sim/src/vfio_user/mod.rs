@@ -72,6 +72,23 @@ pub enum VfioUserError {
     Gpu(#[from] SimError),
     #[error("could not start the server's thread: {0}")]
     Thread(std::io::Error),
+    #[error(
+        "NVBARE_VFIO_USER_BAR1={0:?}: say `full` (the chip's whole BAR1; the guest's 64-bit PCI \
+         hole must hold it, e.g. QEMU -global q35-pcihost.pci-hole64-size=128G) or leave it unset \
+         (256 MiB)"
+    )]
+    BadBar1(String),
+}
+
+/// The BAR1 a guest gets: [`GUEST_BAR1_MAX`] of the chip's `bar1`, or all of it when
+/// `NVBARE_VFIO_USER_BAR1=full` (`setting`). A driver may need the large BAR1 it has on a
+/// real board: tinygrad 0.14.0's boot fails with a 256 MiB one (tests/vm/run).
+pub fn guest_bar1_size(bar1: u64, setting: Option<&str>) -> Result<u64, VfioUserError> {
+    match setting {
+        None | Some("") => Ok(bar1.min(GUEST_BAR1_MAX)),
+        Some("full") => Ok(bar1),
+        Some(other) => Err(VfioUserError::BadBar1(other.to_string())),
+    }
 }
 
 /// What the connections asked, and what was refused.
@@ -129,19 +146,24 @@ pub fn serve(config: VfioUserConfig) -> Result<VfioUserServer, VfioUserError> {
     if config.socket.exists() {
         return Err(VfioUserError::SocketExists(config.socket));
     }
+    let bar1_setting = std::env::var("NVBARE_VFIO_USER_BAR1").ok();
     let gpu = Arc::new(if config.bar1_mmap {
         SimGpu::with_shareable_vram(config.chip, config.faults, GUEST_BAR1_MAX)?
     } else {
         SimGpu::with_faults(config.chip, config.faults)?
     });
+    let bar1 = gpu.bar(1).map_or(0, |(_, s)| s);
+    let bar1_size = guest_bar1_size(bar1, bar1_setting.as_deref())?;
+    // Only the first GUEST_BAR1_MAX bytes of VRAM sit in the memory file: a full-size BAR1
+    // (NVBARE_VFIO_USER_BAR1=full) is served through messages even when mmap is asked for.
+    let bar1_mmap = config.bar1_mmap && bar1_size <= GUEST_BAR1_MAX;
     let listener = UnixListener::bind(&config.socket).map_err(|source| VfioUserError::Bind {
         path: config.socket.clone(),
         source,
     })?;
-    let bar1 = gpu.bar(1).map_or(0, |(_, s)| s);
     let shared = Arc::new(Shared {
-        bar1_size: bar1.min(GUEST_BAR1_MAX),
-        bar1_mmap: config.bar1_mmap,
+        bar1_size,
+        bar1_mmap,
         verbose: std::env::var_os("NVBARE_VFIO_USER_TRACE").is_some(),
         ..Shared::default()
     });
@@ -268,5 +290,21 @@ impl VfioUserServer {
 impl Drop for VfioUserServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod bar1_tests {
+    use super::*;
+
+    #[test]
+    fn a_guest_gets_256_mib_of_bar1_unless_it_asks_for_all() {
+        let chip = 32 << 30;
+        assert_eq!(guest_bar1_size(chip, None).unwrap(), GUEST_BAR1_MAX);
+        assert_eq!(guest_bar1_size(chip, Some("")).unwrap(), GUEST_BAR1_MAX);
+        assert_eq!(guest_bar1_size(chip, Some("full")).unwrap(), chip);
+        assert_eq!(guest_bar1_size(16 << 20, None).unwrap(), 16 << 20);
+        let m = guest_bar1_size(chip, Some("32G")).unwrap_err().to_string();
+        assert!(m.contains("\"32G\"") && m.contains("`full`"), "{m}");
     }
 }

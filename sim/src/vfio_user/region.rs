@@ -110,6 +110,28 @@ impl BarPlacement {
     }
 }
 
+/// Moves the device's BAR1 window on the simulated bus to where the guest placed BAR1 (config
+/// 0x14/0x18, a 64-bit memory BAR), so a bus address inside the guest's BAR1 reaches VRAM, as
+/// on a real bus (tinygrad gives the FSP and GSP-RM BAR1 bus addresses of boot structures it
+/// keeps in VRAM, `_alloc_boot_mem` with a large BAR1). Sizing writes (all ones) and addresses
+/// that would overlap host memory leave the window where it was.
+fn follow_bar1(gpu: &SimGpu, bar1_size: u64) {
+    let lo = u64::from(gpu.config_read(0x14, 4) & !0xf);
+    let hi = u64::from(gpu.config_read(0x18, 4));
+    let base = hi << 32 | lo;
+    if base == 0 || !base.is_multiple_of(bar1_size.max(1)) || base.checked_add(bar1_size).is_none()
+    {
+        return;
+    }
+    let bus = gpu.bus();
+    if let Err(why) = bus.sysmem.move_bar(base, bar1_size, &bus.vram) {
+        gpu.log().warn(
+            "vfio-user",
+            format!("BAR1 placed at {base:#x}: not followed: {why}"),
+        );
+    }
+}
+
 /// Reads `count` bytes of `region` at `offset`.
 pub fn read(
     gpu: &SimGpu,
@@ -191,6 +213,9 @@ pub fn write(
         1 => gpu
             .bar1_write(offset, data)
             .map_err(|e| (libc::EFAULT, format!("BAR1: {e}")))?,
+        // A config write to a device that fell off the bus goes nowhere, silently, as a read
+        // completes with all ones: surprise removal, not an error the client must handle.
+        _ if gpu.is_gone() => {}
         _ => {
             let mut flr = false;
             for (at, n) in pieces(offset, data.len()) {
@@ -215,6 +240,7 @@ pub fn write(
             // CAST: data lengths are bounded by MAX_DATA_XFER.
             if offset < 0x28 && offset + data.len() as u64 > 0x10 {
                 placed.remember(gpu);
+                follow_bar1(gpu, bar1_size);
             }
             if flr {
                 gpu.reset();

@@ -492,6 +492,44 @@ fn sim_serve_vfio_user_says_where_and_what_the_guest_gets_and_refuses_a_taken_pa
 }
 
 #[test]
+fn sim_serve_vfio_user_unplugs_the_gpu_on_sigusr1() {
+    // tests/vm/run makes the GPU vanish under a guest this way (killing the server would
+    // abort QEMU 11.1.3 with it).
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("gpu.sock");
+    let a = ServeArgs {
+        chip: nvbare_sim::SimChip::Gb202,
+        listen: "127.0.0.1:6667".parse().unwrap(),
+        gpus: 1,
+        allow_remote: false,
+        trace: None,
+        hwref: None,
+        vfio_user: Some(socket.clone()),
+    };
+    let polls = std::cell::Cell::new(0);
+    let mut out = Vec::new();
+    setup::sim_serve_vfio_user(
+        &a,
+        &socket,
+        || {
+            let n = polls.get();
+            polls.set(n + 1);
+            if n == 0 {
+                signal_hook::low_level::raise(signal_hook::consts::SIGUSR1).unwrap();
+            }
+            n >= 1
+        },
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("SIGUSR1: the GPU was unplugged while served"),
+        "{text}"
+    );
+}
+
+#[test]
 fn sim_serve_writes_its_trace_when_it_stops_and_refuses_an_unwritable_one() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("boot.trace");

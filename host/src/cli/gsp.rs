@@ -197,6 +197,19 @@ fn run_over<P: Platform, T: GpuTask>(
         task.run(&mut gpu, &opened)
             .map_err(|e| e.name_faults(arch, None))
     };
+    // A GPU that fell off the bus: say so now. Closing it still runs the teardown (its waits
+    // end at the first all-ones read), but releasing a vanished device can block in the kernel
+    // for minutes (vfio-pci resets it on release, each attempt waiting out a device that never
+    // answers), and the user should not wait that long for the one error.
+    if let Err(e) = &result
+        && !gpu.backend().platform().is_present()
+    {
+        super::report_error_early(e);
+        eprintln!(
+            "nvbare: the GPU is gone; releasing it (the kernel may take minutes to give up \
+             resetting it)"
+        );
+    }
     let closing = Instant::now();
     let (platform, closed) = GspRm::close(gpu);
     let left = dma_outstanding(&platform);
@@ -213,7 +226,7 @@ fn run_over<P: Platform, T: GpuTask>(
         Err(e) => match result {
             Ok(_) => Err(CliError::Close(Box::new(e))),
             Err(first) => {
-                eprintln!("nvbare: warning: tearing the GPU down after the error below: {e}");
+                eprintln!("nvbare: warning: tearing the GPU down after the task's error: {e}");
                 Err(first)
             }
         },

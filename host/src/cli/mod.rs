@@ -293,6 +293,16 @@ pub fn error_text(e: &CliError) -> String {
     format!("nvbare: error[{}]: {e}", e.code().code)
 }
 
+/// Set once an error was printed before the command returned it ([`report_error_early`]).
+static ERROR_PRINTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints `e` as [`main`] would, now, and makes [`main`] print it no second time: for an
+/// error the user must see before a slow step that follows it (releasing a vanished GPU).
+pub fn report_error_early(e: &CliError) {
+    eprintln!("{}", error_text(e));
+    ERROR_PRINTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// `nvbare`'s `main`: parses the command line, sets up logging, runs the command and prints
 /// its error, if any, with its code. Exit status: 0, 1 for an error, 2 for a command line
 /// that is not understood, 130 after Ctrl-C.
@@ -334,7 +344,9 @@ pub fn main() -> ExitCode {
         // The reader went away (`nvbare man | head`): nothing more to say, as other tools.
         Err(CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", error_text(&e));
+            if !ERROR_PRINTED.load(std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("{}", error_text(&e));
+            }
             log::debug!("{e:?}");
             match e {
                 // CAST: 130 fits a u8.

@@ -133,6 +133,21 @@ fn boot_spinner(chip: Chip, simulated: bool) -> ProgressBar {
     bar
 }
 
+/// A GPU that fell off the bus gets its error now, before its platform is released: closing
+/// still runs the teardown (its waits end at the first all-ones read), but releasing a
+/// vanished device can block in the kernel for minutes (vfio-pci resets it on release, each
+/// attempt waiting out a device that never answers), and the user should not wait that long
+/// for the one error.
+fn report_if_gone<P: Platform>(platform: &P, e: &CliError) {
+    if !platform.is_present() {
+        super::report_error_early(e);
+        eprintln!(
+            "nvbare: the GPU is gone; releasing it (the kernel may take minutes to give up \
+             resetting it)"
+        );
+    }
+}
+
 /// [`with_gsp_gpu`] on an open platform. `dma_outstanding` reads how many DMA allocations
 /// the platform still holds after the close.
 fn run_over<P: Platform, T: GpuTask>(
@@ -175,9 +190,14 @@ fn run_over<P: Platform, T: GpuTask>(
     let spinner = boot_spinner(chip, opened.simulator.is_some());
     let opening = GspRm::open(platform, &files.firmware(), options);
     spinner.finish_and_clear();
-    let mut gpu = opening.map_err(|f| CliError::Open {
-        on: opened.description.clone(),
-        source: Box::new(f.error),
+    let mut gpu = opening.map_err(|f| {
+        let e = CliError::Open {
+            on: opened.description.clone(),
+            source: Box::new(f.error),
+        };
+        // The platform is released when `f.platform` drops here: see `report_if_gone`.
+        report_if_gone(&f.platform, &e);
+        e
     })?;
     drop(files);
     let report = gpu.backend().gsp().report().clone();
@@ -197,18 +217,8 @@ fn run_over<P: Platform, T: GpuTask>(
         task.run(&mut gpu, &opened)
             .map_err(|e| e.name_faults(arch, None))
     };
-    // A GPU that fell off the bus: say so now. Closing it still runs the teardown (its waits
-    // end at the first all-ones read), but releasing a vanished device can block in the kernel
-    // for minutes (vfio-pci resets it on release, each attempt waiting out a device that never
-    // answers), and the user should not wait that long for the one error.
-    if let Err(e) = &result
-        && !gpu.backend().platform().is_present()
-    {
-        super::report_error_early(e);
-        eprintln!(
-            "nvbare: the GPU is gone; releasing it (the kernel may take minutes to give up \
-             resetting it)"
-        );
+    if let Err(e) = &result {
+        report_if_gone(gpu.backend().platform(), e);
     }
     let closing = Instant::now();
     let (platform, closed) = GspRm::close(gpu);

@@ -190,7 +190,7 @@ pub fn execute(
 /// points `FBIF_TRANSCFG(4)` at physical coherent sysmem).
 const LOADER_CTX_DMA: u32 = 4;
 
-/// `RM_FLCN_BL_DMEM_DESC` (rmflcnbl.h, 84 bytes): reserved[4], signature[4] (zero),
+/// `RM_FLCN_BL_DMEM_DESC` (rmflcnbl.h, 84 bytes): `reserved[4]`, `signature[4]` (zero),
 /// `ctxDma`, `codeDmaBase` (lo, hi), the non-secure and secure code's offset and size,
 /// `codeEntryPoint` 0, `dataDmaBase` (lo, hi), `dataSize`, `argc` 0, `argv` 0.
 pub fn loader_dmem_desc(

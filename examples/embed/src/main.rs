@@ -4,7 +4,7 @@
 //! Built for `x86_64-unknown-none` (`cargo build -p nvbare-embed --target
 //! x86_64-unknown-none --release`), it is a PVH kernel QEMU boots with `-kernel` (no guest
 //! OS, no bootloader). It links `nvbare-core`, `nvbare-gsp` and `nvbare-mmu` and supplies the
-//! rest itself ([`bare`]): the boot stub into long mode, a global allocator, a panic handler,
+//! rest itself (`bare`): the boot stub into long mode, a global allocator, a panic handler,
 //! a serial console, a TSC clock, ACPI's MCFG and PCI enumeration to find the GPU and its
 //! BARs, and a [`Platform`](nvbare_core::hal::Platform) whose DMA addresses are physical
 //! addresses (no IOMMU). It boots GSP-RM with the firmware from the boot module (a cpio

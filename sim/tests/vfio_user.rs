@@ -669,3 +669,41 @@ fn a_bus_address_inside_bar1_where_the_guest_placed_it_reaches_vram() {
         .expect("the guest's BAR1 address reaches VRAM");
     assert_eq!(got, [0x5a; 8]);
 }
+
+/// A guest without an IOMMU (tests/vm/run's, where tinygrad 0.14.0 boots through its own PCI
+/// path): `sim serve` sets `FaultPlan::no_iommu` (NVBARE_VFIO_USER_NO_IOMMU=1), and the
+/// membar of a driver that never programs the sysmem flush buffer reads bus address 0, RAM
+/// there (silicon-review.md: "tinygrad skips it but hands the GPU physical addresses, where
+/// address 0 is RAM"); the default server models an IOMMU, where that read faults
+/// (`units/flush.rs`, `kern_mem_sys_ga100.c`).
+#[test]
+fn a_server_for_a_guest_without_an_iommu_lets_the_unprogrammed_flush_read_ram() {
+    use nvbare_sim::units::mmu::MMU_INVALIDATE;
+    // NV_VIRTUAL_FUNCTION_PRIV_MMU_INVALIDATE: ALL_VA | ALL_PDB | SYS_MEMBAR | TRIGGER.
+    const INVALIDATE_WITH_MEMBAR: u32 = 1 | 1 << 1 | 1 << 6 | 1 << 31;
+    for (no_iommu, faults) in [(true, 0), (false, 1)] {
+        let srv = serve(VfioUserConfig {
+            chip: SimChip::Gb202,
+            socket: socket_path(&format!("noiommu-{no_iommu}")),
+            faults: nvbare_sim::FaultPlan {
+                no_iommu,
+                ..Default::default()
+            },
+            bar1_mmap: false,
+        })
+        .expect("server starts");
+        let gpu = srv.gpu();
+        gpu.bar0_write(MMU_INVALIDATE, INVALIDATE_WITH_MEMBAR);
+        // TIMEOUT: the invalidate completes in simulated microseconds; 5 s is a hang.
+        let t = std::time::Instant::now();
+        while gpu.bar0_read(MMU_INVALIDATE) >> 31 != 0 {
+            assert!(t.elapsed().as_secs() < 5, "the invalidate never completed");
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+        assert_eq!(
+            gpu.with_world(|w| w.flush_faults),
+            faults,
+            "no_iommu {no_iommu}"
+        );
+    }
+}

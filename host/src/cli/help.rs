@@ -47,6 +47,8 @@ Environment:
   NVBARE_VFIO_USER_BAR1_MMAP=1  `sim serve --vfio-user`: BAR1 mmappable from the VRAM's memfd
   NVBARE_SIM_LOG        `sim serve --vfio-user`: the simulator's log when it stops
   NVBARE_VFIO_USER_BAR1=full  `sim serve --vfio-user`: the chip's whole BAR1, not 256 MiB
+  NVBARE_VFIO_USER_NO_IOMMU=1  `sim serve --vfio-user`: the guest has no IOMMU (bus
+                        addresses are physical; an unprogrammed flush buffer reads RAM)
 Read by the test suites (cargo test), not by nvbare:
   NVBARE_REQUIRE_FIRMWARE=1    firmware tests fail instead of skipping
   NVBARE_FIRMWARE_DEB          a firmware-nvidia-graphics .deb for the package tests

@@ -103,7 +103,14 @@ pub fn sim_serve_vfio_user(
     let mut server = nvbare_sim::vfio_user::serve(VfioUserConfig {
         chip: a.chip,
         socket: socket.to_path_buf(),
-        faults: Default::default(),
+        // NVBARE_VFIO_USER_NO_IOMMU=1: the guest has no IOMMU, so the bus addresses a driver
+        // gives the GPU are physical and address 0 is RAM (FaultPlan::no_iommu): an
+        // unprogrammed sysmem flush buffer then reads RAM instead of faulting, as on such a
+        // machine (tinygrad 0.14.0 never programs it; tests/vm/run's guest without an IOMMU).
+        faults: nvbare_sim::faults::FaultPlan {
+            no_iommu: std::env::var_os("NVBARE_VFIO_USER_NO_IOMMU").is_some_and(|v| v == "1"),
+            ..Default::default()
+        },
         // NVBARE_VFIO_USER_BAR1_MMAP=1: BAR1 mapped from the VRAM's memfd. Off by default:
         // under QEMU's TCG the guest's GSP-RM boot measured 6-8x slower with it (BENCHMARKS.md),
         // though BAR1-bound work (the vector add) ran 400x faster.

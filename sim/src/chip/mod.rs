@@ -359,24 +359,8 @@ const HOPPER_ENGINES: &[EngineSpec] = &[
     },
 ];
 
-/// Blackwell GB20x's engines (as Hopper's, fewer copy engines).
-pub(crate) const BLACKWELL_ENGINES: &[EngineSpec] = &[
-    EngineSpec {
-        rm_engine_type: 0x01,
-        runlist: 0,
-        name: "GR0",
-    },
-    EngineSpec {
-        rm_engine_type: 0x09,
-        runlist: 1,
-        name: "CE0",
-    },
-    EngineSpec {
-        rm_engine_type: 0x0a,
-        runlist: 2,
-        name: "CE1",
-    },
-];
+/// Blackwell GB20x's engines: Hopper's GR0, CE0 and CE1 (fewer copy engines).
+pub(crate) const BLACKWELL_ENGINES: &[EngineSpec] = HOPPER_ENGINES.split_at(3).0;
 
 /// GH100's class list: the classes the H200 lists (`h200-machine.md`) that the simulator
 /// serves. Not AMPERE_COMPUTE_B / AMPERE_DMA_COPY_B: the H200 does not list them.

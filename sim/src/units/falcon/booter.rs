@@ -317,30 +317,11 @@ fn check_images(cx: &Cx, m: &GspFwWprMeta) -> Result<(), BooterError> {
     fmc::check_radix3(cx, m, gsp.section(".fwimage").map_err(io)?).map_err(img)?;
     let boot = firmware::load(cx.firmware_dir, spec.name, "bootloader").map_err(io)?;
     let (desc, image) = boot.bootloader().map_err(io)?;
-    for (name, got, want) in [
-        ("sizeOfBootloader", m.size_of_bootloader, image.len() as u64),
-        (
-            "bootloaderCodeOffset",
-            m.bootloader_code_offset,
-            u64::from(desc.monitor_code_offset),
-        ),
-        (
-            "bootloaderDataOffset",
-            m.bootloader_data_offset,
-            u64::from(desc.monitor_data_offset),
-        ),
-        (
-            "bootloaderManifestOffset",
-            m.bootloader_manifest_offset,
-            u64::from(desc.manifest_offset),
-        ),
-    ] {
-        if got != want {
-            return err(
-                0xb3,
-                format!("{name} is {got:#x}, {} says {want:#x}", boot.path.display()),
-            );
-        }
+    if let Some((name, got, want)) = fmc::bootloader_mismatch(m, &desc, image) {
+        return err(
+            0xb3,
+            format!("{name} is {got:#x}, {} says {want:#x}", boot.path.display()),
+        );
     }
     fmc::compare(
         cx,

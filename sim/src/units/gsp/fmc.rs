@@ -19,6 +19,7 @@ use nvbare_gsp::abi::{
     GSP_FW_WPR_META_REVISION, GspArgumentsCached, GspFmcBootParams, GspFwWprMeta,
     LIBOS_MEMORY_REGION_CONTIGUOUS, LIBOS_MEMORY_REGION_INIT_ARGUMENTS_MAX,
     LIBOS_MEMORY_REGION_LOC_FB, LIBOS_MEMORY_REGION_LOC_SYSMEM, LibosMemoryRegionInitArgument,
+    RmRiscvUcodeDesc,
 };
 use zerocopy::{FromBytes, IntoBytes};
 
@@ -328,34 +329,11 @@ fn check_wpr_meta(
         step: FmcStep::Firmware,
         why: e.to_string(),
     })?;
-    for (name, got, want) in [
-        (
-            "sizeOfBootloader",
-            m.size_of_bootloader,
-            boot_image.len() as u64,
-        ),
-        (
-            "bootloaderCodeOffset",
-            m.bootloader_code_offset,
-            u64::from(desc.monitor_code_offset),
-        ),
-        (
-            "bootloaderDataOffset",
-            m.bootloader_data_offset,
-            u64::from(desc.monitor_data_offset),
-        ),
-        (
-            "bootloaderManifestOffset",
-            m.bootloader_manifest_offset,
-            u64::from(desc.manifest_offset),
-        ),
-    ] {
-        if got != want {
-            fail(
-                FmcStep::Bootloader,
-                format!("{name} is {got:#x}, {} says {want:#x}", boot.path.display()),
-            )?;
-        }
+    if let Some((name, got, want)) = bootloader_mismatch(m, &desc, boot_image) {
+        fail(
+            FmcStep::Bootloader,
+            format!("{name} is {got:#x}, {} says {want:#x}", boot.path.display()),
+        )?;
     }
     compare(
         cx,
@@ -389,6 +367,36 @@ fn check_wpr_meta(
         signature,
     )?;
     layout(spec, m, frts_vidmem)
+}
+
+/// The WPR meta's bootloader fields against the bootloader file's descriptor and image, as
+/// the GSP-FMC (Hopper) and the booter (Ampere, Ada) both check them: the first that differs,
+/// as (its `GspFwWprMeta` name, the meta's value, the file's).
+pub(crate) fn bootloader_mismatch(
+    m: &GspFwWprMeta,
+    desc: &RmRiscvUcodeDesc,
+    image: &[u8],
+) -> Option<(&'static str, u64, u64)> {
+    [
+        ("sizeOfBootloader", m.size_of_bootloader, image.len() as u64),
+        (
+            "bootloaderCodeOffset",
+            m.bootloader_code_offset,
+            u64::from(desc.monitor_code_offset),
+        ),
+        (
+            "bootloaderDataOffset",
+            m.bootloader_data_offset,
+            u64::from(desc.monitor_data_offset),
+        ),
+        (
+            "bootloaderManifestOffset",
+            m.bootloader_manifest_offset,
+            u64::from(desc.manifest_offset),
+        ),
+    ]
+    .into_iter()
+    .find(|(_, got, want)| got != want)
 }
 
 /// Compares `want` with the DMA memory at `addr`, a page at a time.

@@ -66,6 +66,12 @@
 #                        then both tables, then `bench --launch-only --json` under the launch
 #                        tunings chainmembar=3, inval=0, both, membar=0 (where the chain's time
 #                        goes).
+#   ordering             issue 20 item 1, how to order a sequence's grids: probe/graph_qmd_probe
+#                        (the QMDs and launch methods CUDA's graph and stream launches leave in
+#                        memory; full output to $OUT/qmd-probe.txt), then `bench --launch-only
+#                        --json` under each `chain=N` / `chainmembar=N` tuning (replay_us and
+#                        the ordering check's wrong elements), then 3 alternating pairs with
+#                        cuda_base_graph.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -367,6 +373,24 @@ case "$mode" in
     # Where the in-order chain's time goes: measuring knobs (--tune), not defaults.
     for t in chainmembar=3 inval=0 chainmembar=3,inval=0 membar=0; do
       echo "TUNE=[$t] $(timeout 30 ./nvbare bench --launch-only --json --tune "$t" 2>&1)"
+    done
+    ;;
+  ordering)
+    ( nvcc -O2 -arch=sm_90 -o graph_qmd_probe graph_qmd_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base_graph cuda_base_graph.cu -lcuda ) > nvcc.log 2>&1 &
+    NVCC_PID=$!
+    info
+    wait_cuda; cat nvcc.log
+    echo "== graph_qmd_probe (full output: qmd-probe.txt)"
+    timeout 300 ./graph_qmd_probe > "$OUT/qmd-probe.txt" 2>&1; echo "rc=$?"
+    grep -E "^(ran|QMD|PB|done)" "$OUT/qmd-probe.txt" | head -60
+    # Run 37 tried chain=1..3 (the decrement stalled, wait-for-idle and no prefetch doubled
+    # the cost); run 38 tries the bits CUDA's graph nodes carry.
+    for t in ${TUNES:-"" chainmembar=3 chainmembar=3,chainbits=1 chainmembar=3,chainbits=2 chainmembar=3,chainbits=3 chainmembar=3,chainbits=15 chainbits=1 chainmembar=0,chainbits=3 chainmembar=3,chainbits=3,inval=0}; do
+      echo "TUNE=[$t] $(timeout 60 ./nvbare bench --launch-only --json ${t:+--tune "$t"} 2>&1)"
+    done
+    for r in 1 2 3; do
+      echo "== pair $r: nvbare bench --launch-only --json"; timeout 60 ./nvbare bench --launch-only --json 2>&1
+      echo "== pair $r: cuda_base_graph --json"; timeout 60 ./cuda_base_graph --json 2>&1
     done
     ;;
   probe)

@@ -69,6 +69,12 @@ pub struct Figures {
     /// The same sequence recorded with `Recording::concurrent` (no chain: each launch started
     /// by the front end, nothing ordered): what the in-order chain costs.
     pub replay_unordered_us: f64,
+    /// Elements wrong after [`ORDER_STEPS`] dependent `vector_add` grids replayed in order
+    /// (must be 0; see [`order_errors`]).
+    pub replay_order_errors: u64,
+    /// The same with [`Recording::concurrent`]: how many the check catches when nothing orders
+    /// the grids (shows the check can fail).
+    pub replay_unordered_order_errors: u64,
 }
 
 /// Why a benchmark ended without figures.
@@ -168,6 +174,73 @@ fn replay_per_kernel<B: Backend>(
     gpu.free(flag);
     gpu.unload(store)?;
     Ok(us)
+}
+
+/// Dependent grids in [`order_errors`]'s sequence.
+pub const ORDER_STEPS: u32 = 64;
+
+/// Floats each `vector_add` of [`order_errors`] adds (4 MiB per buffer).
+const ORDER_ELEMENTS: usize = 1 << 20;
+
+/// Whether a recorded sequence orders its grids: [`ORDER_STEPS`] `vector_add` grids of 4096
+/// blocks over host memory, each reading what the one before it wrote (`y = x + 1`, then
+/// `x = y + 1`, ...), recorded once and replayed once. In order, every element of `x` ends at
+/// `ORDER_STEPS` and of `y` at `ORDER_STEPS - 1`; a grid that starts before the one before it has
+/// completed reads stale values. Returns the number of elements that are wrong.
+fn order_errors<B: Backend>(gpu: &mut Gpu<B>, in_order: bool) -> Result<u64, BenchError<B::Error>> {
+    let add = gpu.load(kernels_for(gpu.sm()), "vector_add")?;
+    let bytes = ORDER_ELEMENTS * 4;
+    // CAST: 4 MiB fits u64.
+    let alloc = |gpu: &mut Gpu<B>| gpu.alloc(bytes as u64, Placement::Host, true);
+    let (x, y, one) = (alloc(gpu)?, alloc(gpu)?, alloc(gpu)?);
+    view(&x)?.fill(0, bytes, 0).map_err(GpuError::from)?;
+    view(&y)?.fill(0, bytes, 0).map_err(GpuError::from)?;
+    let ones: Vec<u8> = (0..ORDER_ELEMENTS)
+        .flat_map(|_| 1f32.to_le_bytes())
+        .collect();
+    view(&one)?.write(0, &ones).map_err(GpuError::from)?;
+    let cfg = LaunchConfig {
+        // CAST: 4096 blocks.
+        grid: [(ORDER_ELEMENTS / 256) as u32, 1, 1],
+        block: [256, 1, 1],
+        dynamic_shared: 0,
+    };
+    let mut rec = if in_order {
+        Recording::new()
+    } else {
+        Recording::concurrent()
+    };
+    for i in 0..ORDER_STEPS {
+        let (src, dst) = if i % 2 == 0 { (&x, &y) } else { (&y, &x) };
+        let mut params = Vec::with_capacity(32);
+        params.extend_from_slice(&src.gpu_va().to_le_bytes());
+        params.extend_from_slice(&one.gpu_va().to_le_bytes());
+        params.extend_from_slice(&dst.gpu_va().to_le_bytes());
+        // CAST: 2^20 fits i32.
+        params.extend_from_slice(&(ORDER_ELEMENTS as i32).to_le_bytes());
+        params.resize(add.info.param_size as usize, 0);
+        rec.launch(&add, cfg, &params).map_err(GpuError::from)?;
+    }
+    let mut seq = gpu.finish(rec)?;
+    gpu.replay(&mut seq)?;
+    let r = seq.last_replay();
+    gpu.wait_replay(&r)?;
+    let mut wrong = 0u64;
+    let mut out = vec![0u8; bytes];
+    // CAST: small integers are exact in f32.
+    for (buf, want) in [(&x, ORDER_STEPS as f32), (&y, (ORDER_STEPS - 1) as f32)] {
+        view(buf)?.read(0, &mut out).map_err(GpuError::from)?;
+        wrong += out
+            .chunks_exact(4)
+            .filter(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) != want)
+            .count() as u64;
+    }
+    gpu.free_sequence(seq)?;
+    for b in [x, y, one] {
+        gpu.free(b);
+    }
+    gpu.unload(add)?;
+    Ok(wrong)
 }
 
 /// Fails with [`BenchError::Stopped`] when `stop` says so.
@@ -313,6 +386,8 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
     })?;
     f.replay_us = replay_per_kernel(gpu, &empty, counts.batch, true, stop)?;
     f.replay_unordered_us = replay_per_kernel(gpu, &empty, counts.batch, false, stop)?;
+    f.replay_order_errors = order_errors(gpu, true)?;
+    f.replay_unordered_order_errors = order_errors(gpu, false)?;
     gpu.unload(empty)?;
     let rerings =
         |gpu: &Gpu<B>| gpu.doorbell_rerings(Engine::Compute) + gpu.doorbell_rerings(Engine::Copy);
@@ -448,13 +523,15 @@ impl Figures {
     pub fn to_json(&self) -> String {
         format!(
             "{{\"launch_roundtrip_us\":{:.3},\"launch_async_us\":{:.3},\"launch_batched_us\":{:.3},\"replay_us\":{:.3},\"replay_unordered_us\":{:.3},\
-             \"h2d_GBps\":{:.2},\"d2h_GBps\":{:.2},\"d2d_GBps\":{:.2},\"d2d_ce_GBps\":{:.2},\"d2d_sm_GBps\":{:.2},\"d2d_both_GBps\":{:.2},\
+             \"replay_order_errors\":{},\"replay_unordered_order_errors\":{},\"h2d_GBps\":{:.2},\"d2h_GBps\":{:.2},\"d2d_GBps\":{:.2},\"d2d_ce_GBps\":{:.2},\"d2d_sm_GBps\":{:.2},\"d2d_both_GBps\":{:.2},\
              \"alloc_free_2MiB_us\":{:.2},\"alloc_free_2MiB_pool_us\":{:.3},\"alloc_free_1GiB_us\":{:.2},\"doorbell_rerings\":{}}}",
             self.launch_roundtrip_us,
             self.launch_async_us,
             self.launch_batched_us,
             self.replay_us,
             self.replay_unordered_us,
+            self.replay_order_errors,
+            self.replay_unordered_order_errors,
             self.h2d_gbps,
             self.d2h_gbps,
             self.d2d_ce_gbps
@@ -509,6 +586,19 @@ impl Figures {
                 self.replay_unordered_us,
                 3,
                 "us",
+            ),
+            row(
+                format!("{ORDER_STEPS} dependent grids replayed, wrong elements"),
+                // CAST: counts below 2^53 are exact.
+                self.replay_order_errors as f64,
+                0,
+                "",
+            ),
+            row(
+                "the same, unordered (the check can fail)".into(),
+                self.replay_unordered_order_errors as f64,
+                0,
+                "",
             ),
             row(
                 format!("{size} H2D pinned (copy engine)"),

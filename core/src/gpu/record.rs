@@ -29,6 +29,38 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::replay::{CopyPatch, Dyn, LaunchPatch, OpRef, Parts, Segment, Sequence, Site};
 use super::{Backend, Gpu, GpuError, Kernel, LaunchConfig, MemoryRequest, Placement, queue_index};
 use crate::compute::{self, PcasAction};
+use crate::qmd::QmdField;
+
+/// `LaunchTuning::chain_mode` values (measuring knobs, see its documentation).
+const CHAIN_COUNTER: u64 = 1;
+const CHAIN_WAIT_FOR_IDLE: u64 = 2;
+const CHAIN_NO_PREFETCH: u64 = 3;
+/// `NVCBC0_QMDV04_00_DEPENDENCE_COUNTER` MW(15:0) (open-gpu-doc clcbc0qmd.h).
+const DEPENDENCE_COUNTER_V4: QmdField = QmdField::new("DEPENDENCE_COUNTER", 15, 0);
+/// `NVCBC0_QMDV04_00_DEPENDENT_QMD_ACTION_QMD_DECREMENT_DEPENDENCE` (clcbc0qmd.h).
+const DEPENDENT_ACTION_DECREMENT: u64 = 4;
+
+/// Applies `LaunchTuning::chain_bits` to a QMD V04_00 (field positions from clcbc0qmd.h).
+fn apply_chain_bits(q: &mut crate::qmd::Qmd, bits: u64) -> Result<(), crate::qmd::QmdError> {
+    if bits & 1 != 0 {
+        q.set(QmdField::new("CWD_MEMBAR_TASK_CHASING_ENABLE", 382, 382), 1)?;
+    }
+    if bits & 2 != 0 {
+        for i in 0..8 {
+            q.set(
+                QmdField::indexed("CONSTANT_BUFFER_INVALIDATE", 419 + 4 * i, 419 + 4 * i, i),
+                0,
+            )?;
+        }
+    }
+    if bits & 4 != 0 {
+        q.set(QmdField::new("SELF_COPY_ON_COMPLETION", 378, 378), 1)?;
+    }
+    if bits & 8 != 0 {
+        q.set(QmdField::new("REQUIRE_SCHEDULING_PCAS", 30, 30), 1)?;
+    }
+    Ok(())
+}
 use crate::copy;
 use crate::launch::{self, ComputeContext, LaunchError};
 use crate::push::{PushBuffer, PushError};
@@ -454,12 +486,40 @@ impl<B: Backend> Gpu<B> {
                             p.qmd.set(f, 0)?;
                         }
                     }
+                    if self.qmd_version == crate::qmd::QmdVersion::V4 {
+                        apply_chain_bits(&mut p.qmd, self.tuning.chain_bits)?;
+                    }
+                    // The measuring knob `chain=N` (`LaunchTuning::chain_mode`) picks how
+                    // back-to-back grids are ordered; 0, the default, is the dependent chain.
+                    let mode = self.tuning.chain_mode;
                     match chain {
+                        Some(_) if rec.in_order && mode == CHAIN_WAIT_FOR_IDLE => {
+                            compute::wait_for_idle(&mut b.segments[ci])?;
+                            compute::launch_qmd(
+                                &mut b.segments[ci],
+                                qmd_va,
+                                PcasAction::PrefetchSchedule,
+                            )?;
+                        }
                         Some(prev) if rec.in_order => {
+                            let counted = mode == CHAIN_COUNTER
+                                && self.qmd_version == crate::qmd::QmdVersion::V4;
                             let q = &mut b.launches[prev].qmd;
                             q.set_dependent(qmd_va)?;
                             if let Some(m) = self.tuning.chain_membar {
                                 q.set(l.cwd_membar_type, m)?;
+                            }
+                            if mode == CHAIN_NO_PREFETCH {
+                                q.set(l.dependent.prefetch, 0)?;
+                            }
+                            if counted {
+                                q.set(l.dependent.action, DEPENDENT_ACTION_DECREMENT)?;
+                                p.qmd.set(DEPENDENCE_COUNTER_V4, 1)?;
+                                compute::launch_qmd(
+                                    &mut b.segments[ci],
+                                    qmd_va,
+                                    PcasAction::PrefetchSchedule,
+                                )?;
                             }
                         }
                         _ => compute::launch_qmd(

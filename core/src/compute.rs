@@ -13,8 +13,6 @@ pub const SET_REPORT_SEMAPHORE_PAYLOAD_LOWER: u32 = 0x0158;
 pub const REPORT_SEMAPHORE_EXECUTE: u32 = 0x0168;
 /// `INVALIDATE_SHADER_CACHES` (waits for idle).
 pub const INVALIDATE_SHADER_CACHES: u32 = 0x021c;
-/// `NVC6C0_WAIT_FOR_IDLE`.
-pub const WAIT_FOR_IDLE: u32 = 0x0110;
 /// `SET_SHADER_SHARED_MEMORY_WINDOW_A` (upper); `_B` (lower) follows.
 pub const SET_SHADER_SHARED_MEMORY_WINDOW_A: u32 = 0x02a0;
 /// `SEND_PCAS_A`: QMD address >> 8.
@@ -146,13 +144,6 @@ pub fn launch_qmd(pb: &mut PushBuffer, qmd_va: u64, action: PcasAction) -> Resul
         SEND_SIGNALING_PCAS2_B,
         &[action as u32],
     )?;
-    Ok(())
-}
-
-/// `WAIT_FOR_IDLE` (0x0110 in every compute class from clc6c0.h to clcec0.h): the front end
-/// sends nothing more until every earlier grid has completed.
-pub fn wait_for_idle(pb: &mut PushBuffer) -> Result<(), PushError> {
-    pb.method(Subchannel::COMPUTE, WAIT_FOR_IDLE, &[0])?;
     Ok(())
 }
 

@@ -382,3 +382,65 @@ fn a_fault_in_a_replayed_grid_is_reported_by_the_wait_and_by_the_next_replay() {
     let again = gpu.replay(&mut seq).unwrap_err();
     assert!(again.fault().is_some() || again.is_timeout(), "{again}");
 }
+
+/// How a chain of grids is ordered and made visible, as CUDA 13 chains a graph's nodes on the
+/// H200 (the QMDs it leaves in memory, run 37, `host/bench-results/2026-12-02-run37-*`): every
+/// grid with a successor ends with the GPU-scope membar and task chasing, the last one with
+/// the sysmembar; no grid invalidates its bank 0, the segment invalidates the constant caches
+/// once before its first grid.
+#[test]
+fn a_chain_uses_gpu_membars_between_grids_and_invalidates_constants_once() {
+    use nvbare_core::qmd::{CWD_MEMBAR_L1_MEMBAR, CWD_MEMBAR_L1_SYSMEMBAR, Qmd, QmdVersion};
+    let mut gpu = open();
+    let store = gpu.load(SM90, "store_value").unwrap();
+    let host = gpu.alloc(64, Placement::Host, true).unwrap();
+    let mut rec = Recording::new();
+    for i in 0..3u64 {
+        let mut p = host.gpu_va().to_le_bytes().to_vec();
+        p.extend_from_slice(&i.to_le_bytes());
+        rec.launch(&store, cfg(1, 1), &p).unwrap();
+    }
+    let mut seq = gpu.finish(rec).unwrap();
+    let ops_before = gpu.backend().gpu().ops.len();
+    let r = gpu.replay(&mut seq).unwrap();
+    gpu.wait_replay(&r).unwrap();
+    let m = gpu.backend().gpu();
+    let [.., a, b, c] = &m.launches[..] else {
+        unreachable!()
+    };
+    let l = QmdVersion::V4.layout();
+    let chasing = l.cwd_membar_task_chasing.unwrap();
+    for (launch, membar, chase, next) in [
+        (a, CWD_MEMBAR_L1_MEMBAR, 1, Some(b.qmd_va)),
+        (b, CWD_MEMBAR_L1_MEMBAR, 1, Some(c.qmd_va)),
+        (c, CWD_MEMBAR_L1_SYSMEMBAR, 0, None),
+    ] {
+        let mut raw = vec![0u8; QmdVersion::V4.size_bytes()];
+        m.read(launch.qmd_va, &mut raw).unwrap();
+        let q = Qmd::from_bytes(QmdVersion::V4, &raw).unwrap();
+        assert_eq!(q.get(l.cwd_membar_type), membar);
+        assert_eq!(q.get(chasing), chase);
+        assert_eq!(launch.qmd.dependent, next);
+        for i in 0..l.cbuf_invalidate.count {
+            assert_eq!(q.get(l.cbuf_invalidate.at(i).unwrap()), 0, "bank {i}");
+        }
+    }
+    let ops = &m.ops[ops_before..];
+    let invalidates: Vec<usize> = (0..ops.len())
+        .filter(|&i| matches!(ops[i].1, Operation::InvalidateCaches(_)))
+        .collect();
+    let first_launch = ops
+        .iter()
+        .position(|(_, op)| matches!(op, Operation::LaunchQmd { .. }))
+        .unwrap();
+    assert_eq!(invalidates.len(), 1, "{ops:?}");
+    assert!(invalidates[0] < first_launch);
+    let Operation::InvalidateCaches(what) = ops[invalidates[0]].1 else {
+        unreachable!()
+    };
+    assert_ne!(what & nvbare_core::compute::INVALIDATE_CONSTANT, 0);
+    drop(m);
+    gpu.free_sequence(seq).unwrap();
+    gpu.free(host);
+    gpu.unload(store).unwrap();
+}

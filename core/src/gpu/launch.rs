@@ -107,29 +107,18 @@ pub struct LaunchTuning {
     /// `Qmd::set_release`).
     pub release_membar: bool,
     /// `CWD_MEMBAR_TYPE` of a recorded sequence's grids that have a next grid chained to them
-    /// (`None`: [`Self::membar`], the default); the last grid of a chain always has `membar`.
+    /// (`None`, the default: 3, the GPU-scope `L1_MEMBAR`, when `membar` is the sysmembar,
+    /// else `membar`; see `record.rs`); the last grid of a chain always has `membar`.
     /// A measuring knob: 3 (GPU membar) makes a grid's stores visible to the next grid but
     /// proves nothing for the host.
     pub chain_membar: Option<u64>,
-    /// How a recorded sequence orders back-to-back grids (a measuring knob, issue 20 item 1):
-    /// 0 the dependent-QMD chain, `QMD_SCHEDULE` with prefetch (default); 1 every grid sent by
-    /// the front end with `DEPENDENCE_COUNTER` 1 and the grid before it decrementing it on
-    /// completion (`DEPENDENT_QMD_ACTION_QMD_DECREMENT_DEPENDENCE`, Hopper's QMD V04_00 and
-    /// later); 2 every grid sent by the front end after a `WAIT_FOR_IDLE`; 3 the chain without
-    /// prefetch.
-    pub chain_mode: u64,
-    /// QMD V04_00 bits set on a recorded sequence's grids, as CUDA 13's graph nodes carry them
-    /// on the H200 (a measuring knob, `chainbits=N`): 1 `CWD_MEMBAR_TASK_CHASING_ENABLE`, 2 no
-    /// `CONSTANT_BUFFER_INVALIDATE`, 4 `SELF_COPY_ON_COMPLETION`, 8
-    /// `REQUIRE_SCHEDULING_PCAS`.
-    pub chain_bits: u64,
 }
 
 /// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1`, `relmembar=0|1`,
-/// `chainmembar=N`, `chain=0..3` or `chainbits=0..15`.
+/// `chainmembar=N`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1, chainmembar=N, chain=0..3 or chainbits=0..15"
+    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1 or chainmembar=N"
 )]
 pub struct BadTuning<'a>(pub &'a str);
 
@@ -141,12 +130,10 @@ impl LaunchTuning {
         mirror: true,
         release_membar: false,
         chain_membar: None,
-        chain_mode: 0,
-        chain_bits: 0,
     };
 
     /// The defaults with `spec`'s overrides applied (`membar=N,inval=0|1,mirror=0|1,
-    /// relmembar=0|1,chainmembar=N,chain=0..3,chainbits=0..15`; a key alone means `=1`).
+    /// relmembar=0|1,chainmembar=N`; a key alone means `=1`).
     pub fn parse(spec: &str) -> Result<Self, BadTuning<'_>> {
         let mut t = Self::DEFAULT;
         for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
@@ -158,8 +145,6 @@ impl LaunchTuning {
                 "mirror" => t.mirror = n != 0,
                 "relmembar" => t.release_membar = n != 0,
                 "chainmembar" => t.chain_membar = Some(n),
-                "chain" if n <= 3 => t.chain_mode = n,
-                "chainbits" if n <= 15 => t.chain_bits = n,
                 _ => return Err(BadTuning(kv)),
             }
         }
@@ -563,9 +548,7 @@ mod tests {
             LaunchTuning::parse("chainmembar=3").map(|t| (t.membar, t.chain_membar)),
             Ok((1, Some(3)))
         );
-        assert_eq!(LaunchTuning::parse("chain=1").map(|t| t.chain_mode), Ok(1));
-        assert_eq!(LaunchTuning::parse("chain=4"), Err(BadTuning("chain=4")));
-        assert_eq!(LaunchTuning::parse("chains=1"), Err(BadTuning("chains=1")));
+        assert_eq!(LaunchTuning::parse("chain=1"), Err(BadTuning("chain=1")));
         assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
     }
 }

@@ -12,7 +12,12 @@
 //! The compute segment starts each run of back-to-back launches with one `SEND_PCAS`; the
 //! other launches of the run are chained as dependent QMDs (`DEPENDENT_QMD0_*`, action
 //! `QMD_SCHEDULE`), so the compute engine schedules each grid when the one before it has
-//! completed: in order without a CPU or front-end round trip between them. A signal is the
+//! completed: in order without a CPU or front-end round trip between them. As CUDA 13 chains
+//! a graph's nodes on the H200 (the QMDs it leaves in memory, `host/bench-results/probe/
+//! graph_qmd_probe.cu`, run 37), a grid with a successor ends with the GPU-scope membar
+//! (`L1_MEMBAR`) and `CWD_MEMBAR_TASK_CHASING_ENABLE`, only the last of a chain with the
+//! sysmembar; and the segment invalidates the constant caches once, before its first grid,
+//! instead of each grid invalidating its bank 0. A signal is the
 //! queue's timeline release (compute: host release after wait-for-idle; copy: copy-engine
 //! release with flush), a wait a host acquire (`ACQ_CIRC_GEQ`) of the other queue's timeline.
 //! Each segment ends with its timeline's release and the channel's progress release; their
@@ -29,41 +34,10 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::replay::{CopyPatch, Dyn, LaunchPatch, OpRef, Parts, Segment, Sequence, Site};
 use super::{Backend, Gpu, GpuError, Kernel, LaunchConfig, MemoryRequest, Placement, queue_index};
 use crate::compute::{self, PcasAction};
-use crate::qmd::QmdField;
-
-/// `LaunchTuning::chain_mode` values (measuring knobs, see its documentation).
-const CHAIN_COUNTER: u64 = 1;
-const CHAIN_WAIT_FOR_IDLE: u64 = 2;
-const CHAIN_NO_PREFETCH: u64 = 3;
-/// `NVCBC0_QMDV04_00_DEPENDENCE_COUNTER` MW(15:0) (open-gpu-doc clcbc0qmd.h).
-const DEPENDENCE_COUNTER_V4: QmdField = QmdField::new("DEPENDENCE_COUNTER", 15, 0);
-/// `NVCBC0_QMDV04_00_DEPENDENT_QMD_ACTION_QMD_DECREMENT_DEPENDENCE` (clcbc0qmd.h).
-const DEPENDENT_ACTION_DECREMENT: u64 = 4;
-
-/// Applies `LaunchTuning::chain_bits` to a QMD V04_00 (field positions from clcbc0qmd.h).
-fn apply_chain_bits(q: &mut crate::qmd::Qmd, bits: u64) -> Result<(), crate::qmd::QmdError> {
-    if bits & 1 != 0 {
-        q.set(QmdField::new("CWD_MEMBAR_TASK_CHASING_ENABLE", 382, 382), 1)?;
-    }
-    if bits & 2 != 0 {
-        for i in 0..8 {
-            q.set(
-                QmdField::indexed("CONSTANT_BUFFER_INVALIDATE", 419 + 4 * i, 419 + 4 * i, i),
-                0,
-            )?;
-        }
-    }
-    if bits & 4 != 0 {
-        q.set(QmdField::new("SELF_COPY_ON_COMPLETION", 378, 378), 1)?;
-    }
-    if bits & 8 != 0 {
-        q.set(QmdField::new("REQUIRE_SCHEDULING_PCAS", 30, 30), 1)?;
-    }
-    Ok(())
-}
 use crate::copy;
 use crate::launch::{self, ComputeContext, LaunchError};
 use crate::push::{PushBuffer, PushError};
+use crate::qmd::{CWD_MEMBAR_L1_MEMBAR, CWD_MEMBAR_L1_SYSMEMBAR};
 use crate::rm::{Engine, Step, tree::at};
 use crate::sem::{self, HostRelease};
 
@@ -456,6 +430,17 @@ impl<B: Backend> Gpu<B> {
         };
         let mut signals = [0u32; 2];
         let mut slot = 0u64;
+        let chained_membar =
+            self.tuning
+                .chain_membar
+                .unwrap_or(if self.tuning.membar == CWD_MEMBAR_L1_SYSMEMBAR {
+                    CWD_MEMBAR_L1_MEMBAR
+                } else {
+                    self.tuning.membar
+                });
+        // Whether the compute segment invalidated the constant caches yet: once per replay,
+        // before its first grid (see the launches' bank 0 below).
+        let mut invalidated = false;
         // The launch the next one is chained to (in order only), until a signal or wait.
         let mut chain: Option<usize> = None;
         let (ci, ki) = (queue_index(Engine::Compute), queue_index(Engine::Copy));
@@ -486,47 +471,40 @@ impl<B: Backend> Gpu<B> {
                             p.qmd.set(f, 0)?;
                         }
                     }
-                    if self.qmd_version == crate::qmd::QmdVersion::V4 {
-                        apply_chain_bits(&mut p.qmd, self.tuning.chain_bits)?;
+                    // Bank 0 is not invalidated per grid: the compute segment starts with
+                    // one invalidate of the constant caches (below), which covers every patch
+                    // the replay wrote, and each grid has its own bank. CUDA 13's graph nodes
+                    // carry no CONSTANT_BUFFER_INVALIDATE either (run 37).
+                    for i in 0..l.cbuf_invalidate.count {
+                        if let Some(f) = l.cbuf_invalidate.at(i) {
+                            p.qmd.set(f, 0)?;
+                        }
                     }
-                    // The measuring knob `chain=N` (`LaunchTuning::chain_mode`) picks how
-                    // back-to-back grids are ordered; 0, the default, is the dependent chain.
-                    let mode = self.tuning.chain_mode;
                     match chain {
-                        Some(_) if rec.in_order && mode == CHAIN_WAIT_FOR_IDLE => {
-                            compute::wait_for_idle(&mut b.segments[ci])?;
+                        Some(prev) if rec.in_order => {
+                            // A grid with a successor: the GPU-scope membar and task chasing,
+                            // as CUDA 13 chains a graph's nodes on the H200 (run 37: L1_MEMBAR
+                            // and CWD_MEMBAR_TASK_CHASING_ENABLE on every node but the last,
+                            // which keeps the sysmembar). The host sees the results through
+                            // the segment's final release after wait-for-idle.
+                            let q = &mut b.launches[prev].qmd;
+                            q.set_dependent(qmd_va)?;
+                            q.set(l.cwd_membar_type, chained_membar)?;
+                            if let Some(f) = l.cwd_membar_task_chasing {
+                                q.set(f, 1)?;
+                            }
+                        }
+                        _ => {
+                            if !invalidated {
+                                compute::invalidate_caches(&mut b.segments[ci])?;
+                                invalidated = true;
+                            }
                             compute::launch_qmd(
                                 &mut b.segments[ci],
                                 qmd_va,
                                 PcasAction::PrefetchSchedule,
-                            )?;
+                            )?
                         }
-                        Some(prev) if rec.in_order => {
-                            let counted = mode == CHAIN_COUNTER
-                                && self.qmd_version == crate::qmd::QmdVersion::V4;
-                            let q = &mut b.launches[prev].qmd;
-                            q.set_dependent(qmd_va)?;
-                            if let Some(m) = self.tuning.chain_membar {
-                                q.set(l.cwd_membar_type, m)?;
-                            }
-                            if mode == CHAIN_NO_PREFETCH {
-                                q.set(l.dependent.prefetch, 0)?;
-                            }
-                            if counted {
-                                q.set(l.dependent.action, DEPENDENT_ACTION_DECREMENT)?;
-                                p.qmd.set(DEPENDENCE_COUNTER_V4, 1)?;
-                                compute::launch_qmd(
-                                    &mut b.segments[ci],
-                                    qmd_va,
-                                    PcasAction::PrefetchSchedule,
-                                )?;
-                            }
-                        }
-                        _ => compute::launch_qmd(
-                            &mut b.segments[ci],
-                            qmd_va,
-                            PcasAction::PrefetchSchedule,
-                        )?,
                     }
                     chain = Some(b.launches.len());
                     // CAST: fewer launches than ops, and ops fit u32.

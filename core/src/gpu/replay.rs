@@ -145,9 +145,11 @@ pub(super) struct Parts<M> {
 ///   waits say.
 /// - **Patches.** A patch is kept on the CPU and written by the next replay once the previous
 ///   replay of the same sequence has finished, so a replay in flight never sees it.
-/// - **Visibility.** When a replay's fences ([`Replayed`]) are reached, its grids' and copies'
-///   writes are visible to the host (the final releases come after wait-for-idle on compute,
-///   after a flush on copy, as every submission's).
+/// - **Visibility.** Each grid sees every earlier grid's and copy's writes (chained grids end
+///   with a GPU-scope membar, the last of a chain and copies with a system one). When a
+///   replay's fences ([`Replayed`]) are reached, its grids' and copies' writes are visible to
+///   the host (the final releases come after wait-for-idle on compute, after a flush on copy,
+///   as every submission's).
 /// - **Ordering with other work.** Each queue runs a replay after what was submitted to it
 ///   before and before what is submitted after, as any submission; the two queues are not
 ///   ordered against each other's earlier work (use [`Gpu::wait_on`] first).

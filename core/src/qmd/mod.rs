@@ -180,6 +180,9 @@ pub struct Layout {
     pub releases: &'static [ReleaseFields],
     /// Chaining.
     pub dependent: DependentFields,
+    /// `CWD_MEMBAR_TASK_CHASING_ENABLE` (v4 and later; CUDA 13 sets it on every graph node
+    /// with a successor, run 37).
+    pub cwd_membar_task_chasing: Option<QmdField>,
 }
 
 impl Layout {
@@ -236,6 +239,7 @@ impl Layout {
         }
         let d = self.dependent;
         v.extend([d.pointer_shifted8, d.enable, d.action, d.prefetch]);
+        v.extend(self.cwd_membar_task_chasing);
         v
     }
 }
@@ -354,6 +358,8 @@ pub const QMD_TYPE_GRID_CTA: u64 = 2;
 pub const DEPENDENT_ACTION_SCHEDULE: u64 = 1;
 /// `CWD_MEMBAR_TYPE_L1_SYSMEMBAR`.
 pub const CWD_MEMBAR_L1_SYSMEMBAR: u64 = 1;
+/// `CWD_MEMBAR_TYPE_L1_MEMBAR`: the CTAs' writes made visible GPU-wide (not to the host).
+pub const CWD_MEMBAR_L1_MEMBAR: u64 = 3;
 
 /// A QMD of one version, as words.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -112,4 +112,5 @@ pub const LAYOUT: Layout = Layout {
         action: F::new("DEPENDENT_QMD0_ACTION", 515, 513),
         prefetch: F::new("DEPENDENT_QMD0_PREFETCH", 516, 516),
     },
+    cwd_membar_task_chasing: None,
 };

@@ -111,4 +111,5 @@ pub const LAYOUT: Layout = Layout {
         action: F::indexed("DEPENDENT_QMD_ACTION", 371, 369, 0),
         prefetch: F::indexed("DEPENDENT_QMD_PREFETCH", 372, 372, 0),
     },
+    cwd_membar_task_chasing: Some(F::new("CWD_MEMBAR_TASK_CHASING_ENABLE", 382, 382)),
 };

@@ -111,4 +111,5 @@ pub const LAYOUT: Layout = Layout {
         action: F::new("DEPENDENT_QMD0_ACTION", 339, 337),
         prefetch: F::new("DEPENDENT_QMD0_PREFETCH", 340, 340),
     },
+    cwd_membar_task_chasing: Some(F::new("CWD_MEMBAR_TASK_CHASING_ENABLE", 350, 350)),
 };

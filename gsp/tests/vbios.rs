@@ -442,3 +442,21 @@ proptest! {
         let _ = parse(&bytes);
     }
 }
+
+/// An unused ucode-table slot (application id 0, descriptor pointer 0), as real TU10x to
+/// AD10x ROMs carry (docs/vbios/README.md, "Real VBIOS images"), has no descriptor: reading
+/// one at `expansion + 0` showed the expansion ROM's first bytes as "v170, 0xeb79".
+#[test]
+fn an_unused_ucode_table_slot_has_no_descriptor() {
+    let mut b = built(Spec::default());
+    let t = b.ucode_table;
+    let (header, entry) = (usize::from(b.bytes[t + 1]), usize::from(b.bytes[t + 2]));
+    let last = t + header + 2 * entry;
+    b.bytes[last] = 0;
+    put32(&mut b.bytes, last + 2, 0);
+    let v = parse(&b.bytes).unwrap();
+    let table = v.ucode_table.as_ref().unwrap();
+    assert_eq!((table.entries[2].app_id, table.entries[2].desc_ptr), (0, 0));
+    assert_eq!(table.entries[2].desc, None);
+    assert_eq!(v.fwsec.as_ref().unwrap().entry, 1, "FWSEC is still found");
+}

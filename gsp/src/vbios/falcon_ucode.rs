@@ -223,14 +223,20 @@ pub fn table(rom: &[u8], expansion: usize, ptr: u32) -> Result<UcodeTable, Vbios
         .map(|i| {
             let e = first + i * usize::from(entry_size);
             let desc_ptr = b.u32("falcon ucode table entry", e + 2)?;
+            let app_id = b.u8("falcon ucode table entry", e)?;
+            // An unused slot (application id 0 or no descriptor pointer, as real TU10x-AD10x
+            // ROMs have: docs/vbios/README.md) has no descriptor; reading one at the
+            // expansion ROM's start would show its first bytes as one. OpenRM reads only the
+            // descriptor of the entry it picks (`kgspParseFwsecUcodeFromVbiosImg`).
             // CAST: bits 15:8 and 31:16 of a u32.
-            let desc = expansion
-                .checked_add(usize_of(desc_ptr))
+            let desc = (app_id != 0 && desc_ptr != 0)
+                .then(|| expansion.checked_add(usize_of(desc_ptr)))
+                .flatten()
                 .and_then(|o| b.u32("", o).ok())
                 .filter(|v| v & 1 != 0)
                 .map(|v| ((v >> 8) as u8, (v >> 16) as u16));
             Ok(UcodeEntry {
-                app_id: b.u8("falcon ucode table entry", e)?,
+                app_id,
                 target_id: b.u8("falcon ucode table entry", e + 1)?,
                 desc_ptr,
                 desc,

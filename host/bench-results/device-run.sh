@@ -64,7 +64,8 @@
 #                        (cuda_base_graph.cu beside the script: cuda_base plus the graph of the
 #                        replay's kernels, with and without cudaGraphExecKernelNodeSetParams),
 #                        then both tables, then `bench --launch-only --json` under the launch
-#                        tunings chainmembar=1 and chainmembar=0 (where the chain's time goes;
+#                        tunings chainmembar=1, chainmembar=0, cbpre=0 and both (where the
+#                        chain's time goes;
 #                        runs 34-36 tried chainmembar=3, inval=0, both, membar=0).
 #   ordering             issue 20 item 1, how to order a sequence's grids: probe/graph_qmd_probe
 #                        (the QMDs and launch methods CUDA's graph and stream launches leave in
@@ -373,7 +374,7 @@ case "$mode" in
     # Where the in-order chain's time goes: measuring knobs (--tune), not defaults. Since
     # run 39 chained grids have CUDA's GPU membar by default; chainmembar=1 puts back the
     # sysmembar between grids, chainmembar=0 has none (unsafe, the chain's floor).
-    for t in chainmembar=1 chainmembar=0; do
+    for t in chainmembar=1 chainmembar=0 cbpre=0 cbpre=0,chainmembar=0; do
       echo "TUNE=[$t] $(timeout 30 ./nvbare bench --launch-only --json --tune "$t" 2>&1)"
     done
     ;;

@@ -387,7 +387,7 @@ fn a_fault_in_a_replayed_grid_is_reported_by_the_wait_and_by_the_next_replay() {
 /// H200 (the QMDs it leaves in memory, run 37, `host/bench-results/2026-12-02-run37-*`): every
 /// grid with a successor ends with the GPU-scope membar and task chasing, the last one with
 /// the sysmembar; no grid invalidates its bank 0, the segment invalidates the constant caches
-/// once before its first grid.
+/// once before its first grid; bank 0 is prefetched before each grid starts.
 #[test]
 fn a_chain_uses_gpu_membars_between_grids_and_invalidates_constants_once() {
     use nvbare_core::qmd::{CWD_MEMBAR_L1_MEMBAR, CWD_MEMBAR_L1_SYSMEMBAR, Qmd, QmdVersion};
@@ -424,6 +424,8 @@ fn a_chain_uses_gpu_membars_between_grids_and_invalidates_constants_once() {
         for i in 0..l.cbuf_invalidate.count {
             assert_eq!(q.get(l.cbuf_invalidate.at(i).unwrap()), 0, "bank {i}");
         }
+        // Bank 0, the parameters, is fetched before the grid starts (runs 40, 41).
+        assert_eq!(q.get(l.cbuf_prefetch.unwrap().at(0).unwrap()), 1);
     }
     let ops = &m.ops[ops_before..];
     let invalidates: Vec<usize> = (0..ops.len())

@@ -85,7 +85,7 @@ struct Template {
     cfg: LaunchConfig,
     local: u32,
     /// The tuning that shaped the QMD (`membar`, `invalidate`).
-    qmd_fields: (u64, bool),
+    qmd_fields: (u64, bool, bool),
     qmd: crate::qmd::Qmd,
     cbuf0: Vec<u8>,
 }
@@ -112,13 +112,16 @@ pub struct LaunchTuning {
     /// A measuring knob: 3 (GPU membar) makes a grid's stores visible to the next grid but
     /// proves nothing for the host.
     pub chain_membar: Option<u64>,
+    /// `CONSTANT_BUFFER_PREFETCH(0)` `PREFETCH_PRE`: bank 0 (the parameters) fetched before
+    /// the grid starts, where the QMD has the field (V04_00 and later; default on).
+    pub cbuf_prefetch: bool,
 }
 
 /// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1`, `relmembar=0|1`,
 /// `chainmembar=N`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1 or chainmembar=N"
+    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1, chainmembar=N or cbpre=0|1"
 )]
 pub struct BadTuning<'a>(pub &'a str);
 
@@ -130,10 +133,11 @@ impl LaunchTuning {
         mirror: true,
         release_membar: false,
         chain_membar: None,
+        cbuf_prefetch: true,
     };
 
     /// The defaults with `spec`'s overrides applied (`membar=N,inval=0|1,mirror=0|1,
-    /// relmembar=0|1,chainmembar=N`; a key alone means `=1`).
+    /// relmembar=0|1,chainmembar=N,cbpre=0|1`; a key alone means `=1`).
     pub fn parse(spec: &str) -> Result<Self, BadTuning<'_>> {
         let mut t = Self::DEFAULT;
         for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
@@ -145,6 +149,7 @@ impl LaunchTuning {
                 "mirror" => t.mirror = n != 0,
                 "relmembar" => t.release_membar = n != 0,
                 "chainmembar" => t.chain_membar = Some(n),
+                "cbpre" => t.cbuf_prefetch = n != 0,
                 _ => return Err(BadTuning(kv)),
             }
         }
@@ -258,7 +263,11 @@ impl<B: Backend> Gpu<B> {
         let at = self.arena_take(qmd_len + cbuf0_len)?;
         let qmd_va = self.arena.buf.gpu_va() + at;
         let cbuf0_va = qmd_va + qmd_len;
-        let qmd_fields = (self.tuning.membar, self.tuning.invalidate);
+        let qmd_fields = (
+            self.tuning.membar,
+            self.tuning.invalidate,
+            self.tuning.cbuf_prefetch,
+        );
         let mut t = k.template.borrow_mut();
         let reuse = t
             .as_ref()
@@ -304,6 +313,9 @@ impl<B: Backend> Gpu<B> {
                 for f in l.invalidate_caches {
                     p.qmd.set(f, 0)?;
                 }
+            }
+            if self.tuning.cbuf_prefetch {
+                p.qmd.prefetch_constant_buffer(0)?;
             }
             let n = p.cbuf0.len().min(bank.len());
             bank[..n].copy_from_slice(&p.cbuf0[..n]);
@@ -549,6 +561,11 @@ mod tests {
             Ok((1, Some(3)))
         );
         assert_eq!(LaunchTuning::parse("chain=1"), Err(BadTuning("chain=1")));
+        assert_eq!(
+            LaunchTuning::parse("cbpre=0").map(|t| t.cbuf_prefetch),
+            Ok(false)
+        );
+        assert!(LaunchTuning::DEFAULT.cbuf_prefetch);
         assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
     }
 }

@@ -480,6 +480,11 @@ impl<B: Backend> Gpu<B> {
                             p.qmd.set(f, 0)?;
                         }
                     }
+                    // Bank 0 (the parameters) fetched before the grid starts: 0.71 -> 0.61 µs
+                    // per chained grid on the H200 (runs 40, 41).
+                    if self.tuning.cbuf_prefetch {
+                        p.qmd.prefetch_constant_buffer(0)?;
+                    }
                     match chain {
                         Some(prev) if rec.in_order => {
                             // A grid with a successor: the GPU-scope membar and task chasing,

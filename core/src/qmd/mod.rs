@@ -176,6 +176,9 @@ pub struct Layout {
     pub cbuf_valid: QmdArray,
     /// Invalidate the constant cache for the buffer before the grid.
     pub cbuf_invalidate: QmdArray,
+    /// `CONSTANT_BUFFER_PREFETCH` (v4 and later): 1 `PREFETCH_PRE`, fetch the bank before the
+    /// grid starts.
+    pub cbuf_prefetch: Option<QmdArray>,
     /// Release semaphore slots.
     pub releases: &'static [ReleaseFields],
     /// Chaining.
@@ -222,7 +225,10 @@ impl Layout {
             self.cbuf_size_shifted4,
             self.cbuf_valid,
             self.cbuf_invalidate,
-        ] {
+        ]
+        .into_iter()
+        .chain(self.cbuf_prefetch)
+        {
             v.extend((0..a.count).filter_map(|i| a.at(i)));
         }
         for r in self.releases {
@@ -358,6 +364,8 @@ pub const QMD_TYPE_GRID_CTA: u64 = 2;
 pub const DEPENDENT_ACTION_SCHEDULE: u64 = 1;
 /// `CWD_MEMBAR_TYPE_L1_SYSMEMBAR`.
 pub const CWD_MEMBAR_L1_SYSMEMBAR: u64 = 1;
+/// `CONSTANT_BUFFER_PREFETCH_PREFETCH_PRE`.
+pub const CONSTANT_BUFFER_PREFETCH_PRE: u64 = 1;
 /// `CWD_MEMBAR_TYPE_L1_MEMBAR`: the CTAs' writes made visible GPU-wide (not to the host).
 pub const CWD_MEMBAR_L1_MEMBAR: u64 = 3;
 
@@ -527,6 +535,19 @@ impl Qmd {
         self.set(slot(l.cbuf_size_shifted4)?, size >> 4)?;
         self.set(slot(l.cbuf_valid)?, 1)?;
         self.set(slot(l.cbuf_invalidate)?, 1)
+    }
+
+    /// Has constant buffer `index` fetched before the grid starts (`PREFETCH_PRE`), where the
+    /// layout has the field (v4 and later); a no-op on v3.
+    pub fn prefetch_constant_buffer(&mut self, index: u32) -> Result<(), QmdError> {
+        let Some(a) = self.layout().cbuf_prefetch else {
+            return Ok(());
+        };
+        let f = a.at(index).ok_or(QmdError::NoSuchSlot {
+            what: "constant buffer",
+            index,
+        })?;
+        self.set(f, CONSTANT_BUFFER_PREFETCH_PRE)
     }
 
     /// The fields of release slot `slot`.

@@ -105,6 +105,7 @@ pub const LAYOUT: Layout = Layout {
     cbuf_size_shifted4: QmdArray::new("CONSTANT_BUFFER_SIZE_SHIFTED4", 1087, 1075, 64, 8),
     cbuf_valid: QmdArray::new("CONSTANT_BUFFER_VALID", 640, 640, 1, 8),
     cbuf_invalidate: QmdArray::new("CONSTANT_BUFFER_INVALIDATE", 1074, 1074, 64, 8),
+    cbuf_prefetch: None,
     releases: &RELEASES,
     dependent: DependentFields {
         pointer_shifted8: F::new("DEPENDENT_QMD0_POINTER", 511, 480),

@@ -104,6 +104,7 @@ pub const LAYOUT: Layout = Layout {
     cbuf_size_shifted4: QmdArray::new("CONSTANT_BUFFER_SIZE_SHIFTED4", 1599, 1587, 64, 8),
     cbuf_valid: QmdArray::new("CONSTANT_BUFFER_VALID", 416, 416, 4, 8),
     cbuf_invalidate: QmdArray::new("CONSTANT_BUFFER_INVALIDATE", 419, 419, 4, 8),
+    cbuf_prefetch: Some(QmdArray::new("CONSTANT_BUFFER_PREFETCH", 418, 417, 4, 8)),
     releases: &RELEASES,
     dependent: DependentFields {
         pointer_shifted8: F::new("DEPENDENT_QMD0_POINTER", 479, 448),

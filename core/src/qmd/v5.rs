@@ -104,6 +104,7 @@ pub const LAYOUT: Layout = Layout {
     cbuf_size_shifted4: QmdArray::new("CONSTANT_BUFFER_SIZE_SHIFTED4", 1407, 1395, 64, 8),
     cbuf_valid: QmdArray::new("CONSTANT_BUFFER_VALID", 1856, 1856, 4, 8),
     cbuf_invalidate: QmdArray::new("CONSTANT_BUFFER_INVALIDATE", 1859, 1859, 4, 8),
+    cbuf_prefetch: Some(QmdArray::new("CONSTANT_BUFFER_PREFETCH", 1858, 1857, 4, 8)),
     releases: &RELEASES,
     dependent: DependentFields {
         pointer_shifted8: F::new("DEPENDENT_QMD0_POINTER", 415, 384),

@@ -113,9 +113,7 @@ fn boot_twice_with(chip: SimChip, faults: FaultPlan) {
 /// Boots, tears down and boots again; the simulated GPU, or `None` when the firmware is
 /// missing.
 fn boot_twice_on(chip: SimChip, faults: FaultPlan) -> Option<Arc<SimGpu>> {
-    let Some(files) = files(chip) else {
-        return None;
-    };
+    let files = files(chip)?;
     let g = Arc::new(SimGpu::with_faults(chip, faults).expect("simulated GPU"));
     let gsp = boot_ok(SimPlatform::new(g.clone()), &files);
     let report = gsp.report().clone();

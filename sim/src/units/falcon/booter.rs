@@ -115,7 +115,13 @@ pub fn check_load(
         let pio = core.generation == FalconGen::Tu102;
         if pio {
             let (at, len) = (lh.os_code_offset, lh.os_code_size);
-            let os = &hs.image[at as usize..(at + len) as usize];
+            let os = hs
+                .image
+                .get(at as usize..at as usize + len as usize)
+                .ok_or_else(|| BooterError {
+                    code: 0xb6,
+                    why: format!("{}'s OS code lies outside its image", kind.file()),
+                })?;
             if core.imem_virtual(at, os.len(), false).ok().as_deref() != Some(os) {
                 return err(
                     0xb0,

@@ -122,6 +122,13 @@ impl Fwsec {
             .imem_sec_base
             .wrapping_sub(d.imem_virt_base)
             .wrapping_add(d.imem_phys_base) as usize;
+        if sec_at + sec_len > core.imem.len() || phys + load > core.imem.len() {
+            return Err(format!(
+                "FWSEC's code ({load:#x} bytes at {phys:#x}, secure {sec_len:#x} at {sec_at:#x}) \
+                 does not fit the falcon's {:#x} bytes of IMEM",
+                core.imem.len()
+            ));
+        }
         let mut code = vec![0u8; (phys + load).max(sec_at + sec_len).next_multiple_of(BLOCK)];
         code[phys..phys + load]
             .copy_from_slice(&rom[self.info.ucode_offset..self.info.ucode_offset + load]);

@@ -79,8 +79,12 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
         ));
     }
     // "Copy bootloader to top of IMEM" (s_prepareHsFalconWithLoader).
-    let top = core.imem_blocks.len() - code.len().div_ceil(BLOCK);
-    if core.imem_blocks[top].map(|b| b.tag) != Some(tag) {
+    let top = core
+        .imem_blocks
+        .len()
+        .checked_sub(code.len().div_ceil(BLOCK))
+        .ok_or("the generic bootloader is larger than IMEM")?;
+    if core.imem_blocks.get(top).copied().flatten().map(|b| b.tag) != Some(tag) {
         return Err(format!(
             "the generic bootloader is not in IMEM's top blocks (block {top:#x} onwards)"
         ));
@@ -104,7 +108,15 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
         0 => Target::Vram(addr),
         _ => Target::Bus(addr),
     };
+    // Nothing the bootloader fetches may exceed the memory below it (IMEM) or DMEM.
+    let room = top * BLOCK;
     let fetch = |from: u64, len: u32, what: &str| {
+        if len as usize > room.max(core.dmem.len()) {
+            return Err(format!(
+                "the generic bootloader's {what} of {len:#x} bytes does not fit IMEM below it \
+                 ({room:#x} bytes) or DMEM"
+            ));
+        }
         let mut out = vec![0u8; len as usize];
         cx.bus
             .read(at(from), &mut out)
@@ -123,13 +135,13 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
     )?;
     let data = fetch(d.data_base, d.data_size, "data")?;
     let sec_at = ns.len().next_multiple_of(BLOCK);
-    if sec_at + sec.len() > top * BLOCK || data.len() > core.dmem.len() {
+    if sec_at + sec.len() > room || data.len() > core.dmem.len() {
         return Err(format!(
             "{:#x} bytes of code and {:#x} of data do not fit below the bootloader in IMEM \
              ({:#x} bytes) and in DMEM",
             sec_at + sec.len(),
             data.len(),
-            top * BLOCK
+            room
         ));
     }
     place(core, 0, &ns, d.non_secure.0, false);
@@ -150,5 +162,48 @@ fn place(core: &mut FalconCore, at: usize, code: &[u8], offset: u32, secure: boo
             tag: (offset >> 8) + i as u32,
             secure,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `RM_FLCN_BL_DMEM_DESC` (rmflcnbl.h): `reserved[4]` and `signature[4]` (32 bytes), then
+    /// `ctxDma` at 32, `codeDmaBase` (lo, hi) at 36, the non-secure and secure code's offset
+    /// and size at 44..60, `codeEntryPoint` at 60, `dataDmaBase` at 64, `dataSize` at 72,
+    /// `argc`, `argv`: 84 bytes.
+    #[test]
+    fn the_descriptor_is_read_at_rmflcnbl_h_offsets() {
+        let mut b = [0u8; DESC_SIZE];
+        for (at, v) in [
+            (32, 4u32),
+            (36, 0x1000),
+            (40, 0x2),
+            (44, 0x10),
+            (48, 0x20),
+            (52, 0x30),
+            (56, 0x40),
+            (60, 0x50),
+            (64, 0x3000),
+            (68, 0x4),
+            (72, 0x600),
+        ] {
+            b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        let d = BlDmemDesc::read(&b).unwrap();
+        assert_eq!(
+            d,
+            BlDmemDesc {
+                ctx_dma: 4,
+                code_base: 0x2_0000_1000,
+                non_secure: (0x10, 0x20),
+                secure: (0x30, 0x40),
+                entry: 0x50,
+                data_base: 0x4_0000_3000,
+                data_size: 0x600,
+            }
+        );
+        assert_eq!(BlDmemDesc::read(&b[..72]), None, "dataSize lies at 72..76");
     }
 }

@@ -1,6 +1,7 @@
-//! The booter path (GA102, AD102) of the test's driver, written from OpenRM's sources (not
-//! nvbare's boot code): the WPR meta laid out as `kgspCalculateFbLayout_TU102` does, falcon
-//! reset and core select (`kflcnReset_TU102`, `kflcnRiscvProgramBcr`), heavy-secure loads
+//! The booter path (GA102, AD102; GA100's loads in [`super::turing`]) of the test's driver,
+//! written from OpenRM's sources (not nvbare's boot code): the WPR meta laid out as
+//! `kgspCalculateFbLayout_TU102` does, falcon reset and core select (`kflcnReset_TU102`,
+//! `kflcnRiscvProgramBcr`), heavy-secure loads
 //! through the FBIF (`s_dmaTransfer` of kernel_falcon.c; or PIO through IMEMC/DMEMC),
 //! boot-ROM parameters, FWSEC patched through its DMEM mapper (`kgspPrepareForFwsecFrts_TU102`
 //! and friends, kernel_gsp_frts_tu102.c), the booter patched with the signature its fuse

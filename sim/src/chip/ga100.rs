@@ -22,7 +22,8 @@
 //! id 3), so `s_patchBooterUcodeSignature` takes signature 0 whatever the fuse says; the
 //! simulated fuse reads version 0. The GSP-RM image is Turing's libos2 one (`gsp-570.144.bin`
 //! of ga100 is tu102's file) with the `.fwsignature_ga100` section (the prefix and
-//! `nv_firmware_chip_family_to_string(NV_FIRMWARE_CHIP_FAMILY_GA100)`, `_kgspGetSectionNameForPrefix`).
+//! `nv_firmware_chip_family_to_string(NV_FIRMWARE_CHIP_FAMILY_GA100)`,
+//! `_kgspGetSectionNameForPrefix`).
 //!
 //! Classes: those of `gpuGetClassDescriptorList_GA100` (OpenRM 570.144, `g_gpu_class_list.c`)
 //! that the simulator serves: AMPERE_CHANNEL_GPFIFO_A (0xc56f), AMPERE_A (0xc697),

@@ -5,9 +5,9 @@
 //! Limits: the CUDA C++ Programming Guide's table of technical specifications per compute
 //! capability (8.0, 8.6, 8.9, 9.0, 10.0 and 12.0): grid x < 2^31, y and z ≤ 65535; block x, y ≤ 1024, z ≤
 //! 64, at most 1024 threads; 255 registers per thread from a 64 K-register file; 16 named
-//! barriers; shared memory per SM 164 KiB (8.0), 228 KiB (9.0, 10.0) and 100 KiB (8.6, 8.9, 12.0). The `*_SM_CONFIG_SHARED_MEM_SIZE`
-//! fields encode a shared-memory carveout of `(value - 1) × 4 KiB` (how both mesa's NAK and
-//! tinygrad fill them: `KiB / 4 + 1`).
+//! barriers; shared memory per SM 164 KiB (8.0), 228 KiB (9.0, 10.0) and 100 KiB (8.6, 8.9,
+//! 12.0). The `*_SM_CONFIG_SHARED_MEM_SIZE` fields encode a shared-memory carveout of
+//! `(value - 1) × 4 KiB` (how both mesa's NAK and tinygrad fill them: `KiB / 4 + 1`).
 
 use crate::chip::ChipSpec;
 use crate::decode::qmd::QmdInfo;

@@ -27,7 +27,8 @@
 //! `CORE_SWITCH_RISCV_STATUS` (0x240, ACTIVE_STAT 0), IRQMASK and IRQDEST (no `BCR_CTRL`, no
 //! `RISCV_CPUCTL`), and there is no `dev_falcon_second_pri.h` (no boot-ROM parameters). Writes
 //! to the missing registers are refused with a warning and read 0; the core runs RISC-V when
-//! started after a reset, with no switch (`kflcnResetIntoRiscv_TU102`, `kflcnSwitchToFalcon_TU102`).
+//! started after a reset, with no switch (`kflcnResetIntoRiscv_TU102`,
+//! `kflcnSwitchToFalcon_TU102`).
 
 pub mod booter;
 pub mod fwsec;

@@ -2,7 +2,7 @@
 //! BAR0's PROM window (`NV_PROM_DATA`, 0x300000) up to where the image chain ends
 //! (`nvbare_gsp::vbios::rom_extent`). For `nvbare vbios FILE` on the simulated images.
 //!
-//! cargo run -p nvbare-sim --example vbios_dump -- ga102|ad102 FILE
+//! cargo run -p nvbare-sim --example vbios_dump -- ga102|ad102|ga100 FILE
 
 use std::process::ExitCode;
 
@@ -15,7 +15,15 @@ fn main() -> ExitCode {
         args.first().and_then(|c| SimChip::from_name(c)),
         args.get(1),
     ) else {
-        eprintln!("usage: vbios_dump ga102|ad102 FILE (a chip on the booter path)");
+        let booter: Vec<&str> = SimChip::ALL
+            .into_iter()
+            .filter(|c| c.spec().booter.is_some())
+            .map(|c| c.spec().name)
+            .collect();
+        eprintln!(
+            "usage: vbios_dump {} FILE (a chip on the booter path)",
+            booter.join("|")
+        );
         return ExitCode::from(2);
     };
     let gpu = match SimGpu::new(chip) {

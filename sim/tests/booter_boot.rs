@@ -1,4 +1,6 @@
-//! The booter path of the simulated GA102 and AD102 at the register level (issue 19, item 6):
+//! The booter path of the simulated GA102, AD102 and GA100 at the register level (issue 19,
+//! items 6 and 7; GA100 with Turing's falcons: FWSEC through the generic bootloader, the
+//! booter by PIO, no core switch):
 //! FWSEC-FRTS raises WPR2 at the FRTS region, booter_load checks the WPR meta and starts
 //! GSP-RM on the GSP's RISC-V core, GSP-RM's CPU sequencer round trip gates GSP_INIT_DONE,
 //! and teardown (FWSEC-SB, booter_unload) leaves WPR2 down, so a second boot needs no reset.
@@ -15,7 +17,7 @@ use nvbare_gsp::sequencer::SequencerStep;
 use nvbare_sim::units::gsp::rpc::{SEQ_MAILBOX2, SEQ_TOKEN};
 use nvbare_sim::{FaultPlan, SimChip};
 
-const CHIPS: [SimChip; 2] = [SimChip::Ga102, SimChip::Ad102];
+const CHIPS: [SimChip; 3] = [SimChip::Ga102, SimChip::Ad102, SimChip::Ga100];
 
 fn rig(chip: SimChip) -> Option<Rig> {
     let mut r = Rig::new(chip, FaultPlan::default())?;
@@ -236,4 +238,74 @@ fn pramin_moves_with_nv_pbus_bar0_window_and_bar1_binds_show_in_bind_status() {
     assert_eq!(gpu.bar0_read(0x1710) & 3, 3);
     std::thread::sleep(std::time::Duration::from_millis(1));
     assert_eq!(gpu.bar0_read(0x1710) & 3, 0);
+}
+
+/// GA100 has no `RISCV_BCR_CTRL` and no boot-ROM parameter registers (ga100
+/// `dev_riscv_pri.h`; no `dev_falcon_second_pri.h`): writes are refused and read back 0, and
+/// `HWCFG2` shows neither `MEM_SCRUBBING` nor `RESET_READY` (ga100 `dev_falcon_v4.h`).
+#[test]
+fn ga100_falcons_have_no_core_select_or_boot_rom_registers() {
+    let gpu = nvbare_sim::SimGpu::new(SimChip::Ga100).unwrap();
+    for (reg, name) in [
+        (BCR_CTRL, "RISCV_BCR_CTRL"),
+        (BROM_PARAADDR0, "BROM_PARAADDR"),
+    ] {
+        for base in [GSP, SEC2] {
+            gpu.bar0_write(base + reg, 0x111);
+            assert_eq!(gpu.bar0_read(base + reg), 0, "{name}");
+        }
+    }
+    let refused = gpu.log().warnings();
+    assert_eq!(
+        refused
+            .iter()
+            .filter(|w| w.contains("refused: TU10x/GA100 falcons have no"))
+            .count(),
+        4,
+        "{refused:?}"
+    );
+    assert_eq!(gpu.bar0_read(GSP + HWCFG2), 1 << 10, "HWCFG2: RISCV alone");
+    // GA102 has them.
+    let ga102 = nvbare_sim::SimGpu::new(SimChip::Ga102).unwrap();
+    ga102.bar0_write(SEC2 + BROM_PARAADDR0, 0x111);
+    assert_eq!(ga102.bar0_read(SEC2 + BROM_PARAADDR0), 0x111);
+}
+
+/// On GA100 the GSP runs RISC-V only when started straight after a reset
+/// (`kflcnResetIntoRiscv_TU102`): a booter_load after FWSEC with no reset between starts
+/// nothing.
+#[test]
+fn ga100_gsp_runs_risc_v_only_after_a_reset() {
+    let Some(r) = rig(SimChip::Ga100) else {
+        return;
+    };
+    let frts = frts_offset(r.chip.spec().vram_bytes);
+    assert_eq!(r.fwsec(CMD_FRTS, frts, false), 0);
+    assert_eq!(u64::from(r.gpu.bar0_read(WPR2_ADDR_LO) >> 4) << 12, frts);
+    let meta = (r.wpr_meta.bus as u32, (r.wpr_meta.bus >> 32) as u32);
+    assert_eq!(r.booter("booter_load", meta), 0);
+    assert!(
+        warned(&r, "its falcon core ran since the last reset"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+    assert!(!r.riscv_active());
+}
+
+/// GA100's FWSEC comes through the generic bootloader; one that is not the real
+/// `gen_bootloader` (its code changed in IMEM) runs nothing, and FRTS stays down.
+#[test]
+fn ga100_fwsec_needs_the_generic_bootloader() {
+    let Some(r) = rig(SimChip::Ga100) else {
+        return;
+    };
+    r.fwsec_v2_with(CMD_FRTS, frts_offset(r.chip.spec().vram_bytes), |bl| {
+        bl[0] ^= 1
+    });
+    assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0);
+    assert!(
+        warned(&r, "does not hold the generic bootloader's code"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
 }

@@ -41,6 +41,8 @@ fn copy_class(chip: SimChip) -> u32 {
         SimChip::Gb100 => BLACKWELL_DMA_COPY_A,
         // AMPERE_DMA_COPY_B (clc7b5.h) on GA10x and AD10x.
         SimChip::Ga102 | SimChip::Ad102 => 0xc7b5,
+        // AMPERE_DMA_COPY_A (clc6b5.h) on GA100 (gpuGetClassDescriptorList_GA100).
+        SimChip::Ga100 => 0xc6b5,
     }
 }
 

@@ -76,6 +76,16 @@ const ADA: Setup = Setup {
     param_base: 0x160,
 };
 
+/// GA100: AMPERE_COMPUTE_A (gpuGetClassDescriptorList_GA100) launches QMD V03_00 too
+/// (clc6c0qmd.h), sm_80 code, parameters at cbuf0 0x160 (kernels.sm_80.cuobjdump-elf.txt).
+const A100: Setup = Setup {
+    chip: SimChip::Ga100,
+    class: 0xc6c0,
+    layout: &V3,
+    cubin: "core/tests/data/cubin/kernels.sm_80.cubin",
+    param_base: 0x160,
+};
+
 /// A kernel loaded into VRAM, and a constant bank 0 for it.
 struct Loaded {
     prog: u64,
@@ -166,7 +176,7 @@ fn floats(v: &[f32]) -> Vec<u8> {
 #[test]
 fn vector_add_runs_on_every_chip() {
     // sm_100's vector_add is the same code as sm_120's: each chip runs it as its own.
-    for s in [&HOPPER, &BLACKWELL, &GB100, &AMPERE, &ADA] {
+    for s in [&HOPPER, &BLACKWELL, &GB100, &AMPERE, &ADA, &A100] {
         let mut g = Gpu::new(s);
         let n = 1000u32;
         let (a, b, c) = (
@@ -414,6 +424,7 @@ fn the_kernel_table_matches_the_committed_cubins() {
         ("core/tests/data/cubin/kernels.sm_90.cubin", "sm_90"),
         ("core/tests/data/cubin/kernels.sm_100.cubin", "sm_100"),
         ("core/tests/data/cubin/kernels.sm_120.cubin", "sm_120"),
+        ("core/tests/data/cubin/kernels.sm_80.cubin", "sm_80"),
         ("core/tests/data/cubin/kernels.sm_86.cubin", "sm_86"),
         ("core/tests/data/cubin/kernels.sm_89.cubin", "sm_89"),
         ("host/data/bench_kernels.sm_90.cubin", "sm_90"),

@@ -1,4 +1,5 @@
-//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated GA102 and AD102,
+//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated GA102, AD102 and
+//! GA100 (whose FWSEC runs through the generic bootloader and whose booter loads by PIO),
 //! with NVIDIA's real GSP-RM, bootloader and booter files and the simulator's VBIOS (read
 //! through the PROM window): boot (GFW wait, FWSEC-FRTS, booter_load, the CPU sequencer,
 //! GSP_INIT_DONE, static info), tear down (UNLOADING_GUEST_DRIVER, FWSEC-SB, booter_unload),
@@ -19,6 +20,8 @@ struct Files {
     bootloader: Vec<u8>,
     load: Vec<u8>,
     unload: Vec<u8>,
+    /// `gen_bootloader` (TU10x, GA100; empty elsewhere).
+    generic_bootloader: Vec<u8>,
 }
 
 impl Files {
@@ -31,7 +34,7 @@ impl Files {
                 booter_load: &self.load,
                 booter_unload: &self.unload,
                 vbios: None,
-                generic_bootloader: &[],
+                generic_bootloader: &self.generic_bootloader,
             },
         }
     }
@@ -56,6 +59,7 @@ fn files(chip: SimChip) -> Option<Files> {
             bootloader,
             load,
             unload,
+            generic_bootloader: read("gen_bootloader").unwrap_or_default(),
         }),
         _ => {
             eprintln!(
@@ -103,9 +107,15 @@ fn boot_twice(chip: SimChip) {
 }
 
 fn boot_twice_with(chip: SimChip, faults: FaultPlan) {
-    let Some(files) = files(chip) else { return };
+    boot_twice_on(chip, faults);
+}
+
+/// Boots, tears down and boots again; the simulated GPU, or `None` when the firmware is
+/// missing.
+fn boot_twice_on(chip: SimChip, faults: FaultPlan) -> Option<Arc<SimGpu>> {
+    let files = files(chip)?;
     let g = Arc::new(SimGpu::with_faults(chip, faults).expect("simulated GPU"));
-    let gsp = boot_ok(SimPlatform::new(g), &files);
+    let gsp = boot_ok(SimPlatform::new(g.clone()), &files);
     let report = gsp.report().clone();
     assert_eq!(
         report.stages.iter().map(|s| s.stage).collect::<Vec<_>>(),
@@ -130,6 +140,7 @@ fn boot_twice_with(chip: SimChip, faults: FaultPlan) {
     let (p, r) = gsp.shutdown();
     r.expect("second teardown");
     assert_eq!(p.dma_outstanding(), 0);
+    Some(g)
 }
 
 #[test]
@@ -140,6 +151,27 @@ fn ad102_boots_tears_down_and_boots_again_without_reset() {
 #[test]
 fn ga102_boots_tears_down_and_boots_again_without_reset() {
     boot_twice(SimChip::Ga102);
+}
+
+/// GA100: Turing's falcons. FWSEC (a v2 descriptor) runs through the generic bootloader at
+/// the top of the GSP's IMEM, the booter is loaded by PIO, the GSP's RISC-V core runs after a
+/// plain reset; twice, the second time with no reset. The simulator refuses a core-select or
+/// boot-ROM register write on this chip, so none happened.
+#[test]
+fn ga100_boots_tears_down_and_boots_again_without_reset() {
+    let Some(g) = boot_twice_on(SimChip::Ga100, FaultPlan::default()) else {
+        return;
+    };
+    let log = g.log().lines();
+    let text: Vec<String> = log
+        .iter()
+        .map(|l| format!("{}: {}", l.unit, l.text))
+        .collect();
+    let has = |s: &str| text.iter().filter(|l| l.contains(s)).count();
+    assert_eq!(has("FWSEC-FRTS: FRTS at"), 2, "{text:#?}");
+    assert_eq!(has("FWSEC-SB ran"), 2, "{text:#?}");
+    assert_eq!(has("booter_unload: WPR2 lowered"), 2, "{text:#?}");
+    assert_eq!(has("refused"), 0, "{text:#?}");
 }
 
 /// A board fused for FWSEC's older signature: the fuse is read

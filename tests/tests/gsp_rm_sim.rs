@@ -127,6 +127,11 @@ fn ga102_boot_alloc_copy_launch_close_reopen() {
 }
 
 #[test]
+fn ga100_boot_alloc_copy_launch_close_reopen() {
+    booter_end_to_end(SimChip::Ga100);
+}
+
+#[test]
 fn gh100_boot_alloc_copy_launch_close() {
     end_to_end(SimChip::Gh100);
 }

@@ -16,6 +16,7 @@ use super::Timeouts;
 use super::error::{BootError, BootErrorKind, Stage};
 use super::identify::wpr2_up;
 use super::memory::BootMemory;
+use crate::falcon::{Engine, Falcon};
 use crate::gsp_rpc::GspRpc;
 use crate::hal::{Platform, PollError, Wait, try_poll_until};
 use crate::regs::falcon::{FalconMailbox0, RiscvCpuctl};
@@ -27,6 +28,21 @@ const PAUSE_NS: u64 = 20_000;
 const UNLOAD_LEVEL_0: u32 = 0;
 /// `LIBOS_INTERRUPT_PROCESSOR_SUSPENDED` in `MAILBOX0` (`_kgspIsProcessorSuspended`).
 const PROCESSOR_SUSPENDED: u32 = 0x8000_0000;
+
+/// `NV_PRISCV_RISCV_CPUCTL` (for the report) and whether the GSP's RISC-V core halted: as
+/// the register says, or on the booter path as the chip's falcons tell it (TU10x and GA100
+/// have no `RISCV_CPUCTL`: `kflcnIsRiscvActive_TU102` reads `CORE_SWITCH_RISCV_STATUS`).
+fn riscv_halted<P: Platform>(p: &P, booter: Option<&super::booter::BooterState>) -> (u32, bool) {
+    let c = RiscvCpuctl::read(p, RiscvBase::GSP);
+    let halted = match booter {
+        Some(state) => {
+            let falcons = state.hal.booter.falcon();
+            Falcon::new(p, p.clock(), Engine::Gsp, falcons).riscv_halted_now()
+        }
+        None => c.halted(),
+    };
+    (c.raw(), halted)
+}
 
 /// How a teardown went.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,7 +100,7 @@ pub fn run<P: Platform>(
         let wait = Wait::pausing("the GSP to suspend", timeouts.halt_ns, PAUSE_NS);
         let suspended = try_poll_until(p.clock(), wait, || {
             let mb = FalconMailbox0::read(&*p, FalconBase::GSP).raw();
-            let halted = RiscvCpuctl::read(&*p, RiscvBase::GSP).halted();
+            let halted = riscv_halted(&*p, booter.as_ref()).1;
             Ok::<_, ()>((mb == PROCESSOR_SUSPENDED || halted).then_some(()))
         });
         if suspended.is_err() {
@@ -93,12 +109,12 @@ pub fn run<P: Platform>(
         let mut cpuctl = 0;
         let wait = Wait::pausing("the GSP RISC-V core to halt", timeouts.halt_ns, PAUSE_NS);
         let r = try_poll_until(p.clock(), wait, || {
-            let c = RiscvCpuctl::read(&*p, RiscvBase::GSP);
-            cpuctl = c.raw();
+            let (raw, halted) = riscv_halted(&*p, booter.as_ref());
+            cpuctl = raw;
             if cpuctl == u32::MAX && !p.is_present() {
                 return Err(BootErrorKind::gone("polling NV_PRISCV_RISCV_CPUCTL"));
             }
-            Ok(c.halted().then_some(()))
+            Ok(halted.then_some(()))
         });
         match r {
             Ok(()) => report.halted = true,

@@ -313,6 +313,12 @@ impl<'a> Falcon<'a> {
         self.hal.riscv_active(self)
     }
 
+    /// Whether the RISC-V core halted (`RISCV_CPUCTL.HALTED` on GA10x; not active on
+    /// TU10x/GA100, which have no such register).
+    pub fn riscv_halted_now(&self) -> bool {
+        self.hal.riscv_halted(self)
+    }
+
     /// Waits until the RISC-V core halts (`kflcnWaitForHaltRiscv_GA102`).
     pub fn wait_riscv_halted(&self, timeout_ns: u64) -> Result<(), FalconError> {
         let hal = self.hal;

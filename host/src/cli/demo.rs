@@ -1,6 +1,7 @@
 //! `nvbare demo`: the whole VFIO path in one command. By default on a simulated GH100 (in
-//! this process, said plainly), or `--chip gb100` / `--chip gb202`, or a real GPU (`--backend vfio --device
-//! BDF`), or one behind tinygrad's remote protocol (`--backend remote --device HOST:PORT`):
+//! this process, said plainly), or another simulated chip (`--chip NAME`, any of the
+//! simulator's chip table), or a real GPU (`--backend vfio --device BDF`), or one behind
+//! tinygrad's remote protocol (`--backend remote --device HOST:PORT`):
 //!
 //! 1. the firmware (fetched into the cache first when it is not there);
 //! 2. GSP-RM booted by nvbare, with the boot timeline (ms per stage: host work, waited);
@@ -8,7 +9,8 @@
 //! 4. a 256 MiB copy round trip, host → VRAM → host, of random data, checked byte for byte;
 //! 5. a vector add of the committed cubins (`host/data/bench_kernels.sm_90.cubin` on Hopper,
 //!    `host/data/bench_kernels.sm_100.cubin` on GB10x, `core/tests/data/cubin/
-//!    kernels.sm_120.cubin` on GB20x), checked element by element;
+//!    kernels.sm_120.cubin` on GB20x, `kernels.sm_80/86/89.cubin` on GA100/GA10x/AD10x),
+//!    checked element by element;
 //! 6. the teardown (RM objects freed, `UNLOADING_GUEST_DRIVER`, the GSP core halted, DMA
 //!    memory freed).
 //!

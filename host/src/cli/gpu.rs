@@ -32,7 +32,7 @@ pub enum BackendKind {
     Nvk,
     /// A GPU bound to vfio-pci (--device BDF): nvbare boots GSP-RM 570.144 on it itself.
     Vfio,
-    /// The simulated GPU, in this process (--chip gh100|gb100|gb202): nvbare boots GSP-RM on it.
+    /// The simulated GPU, in this process (which chip: --chip): nvbare boots GSP-RM on it.
     Sim,
     /// A GPU behind tinygrad's remote PCI protocol (--device HOST:PORT), such as
     /// `nvbare sim serve`: nvbare boots GSP-RM on it over TCP.
@@ -62,9 +62,12 @@ pub struct GpuArgs {
     /// server's HOST:PORT.
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
-    /// With --backend sim: the chip simulated, gh100 (an H200), gb100 (a B200) or gb202 (an
-    /// RTX 5090) [default: gh100].
-    #[arg(long, value_parser = super::setup::parse_chip)]
+    // The help lists the simulator's chip table (chip_help), so it cannot go stale.
+    #[arg(
+        long,
+        value_parser = super::setup::parse_chip,
+        help = super::setup::chip_help("With --backend sim: the chip simulated [default: gh100]")
+    )]
     pub chip: Option<SimChip>,
     /// With --backend vfio: accept a GPU in VFIO's no-IOMMU mode. UNSAFE: without an IOMMU
     /// the GPU can read and write all of the machine's memory (no DMA isolation), so a bug

@@ -80,8 +80,8 @@ pub enum Command {
     },
     /// nvbare end to end: boot GSP-RM on a simulated GH100 and run checked work on it.
     ///
-    /// By default a simulated GH100 in this process (said plainly); --chip gb100 for a
-    /// simulated B200, --chip gb202 for a simulated RTX 5090; a real GPU with --backend vfio --device BDF; one behind tinygrad's
+    /// By default a simulated GH100 in this process (said plainly); --chip NAME for another
+    /// simulated chip (--chip lists them all); a real GPU with --backend vfio --device BDF; one behind tinygrad's
     /// remote protocol with --backend remote --device HOST:PORT. Prints the boot timeline
     /// (ms per stage), the GPU's details, runs a 256 MiB copy round trip (host -> VRAM ->
     /// host, random data, checked byte for byte) and a vector add (checked element by

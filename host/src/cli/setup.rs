@@ -46,9 +46,8 @@ pub enum SimCommand {
 /// `nvbare sim serve` options.
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// The chip every GPU simulates: gh100 (an H200), gb100 (a B200), gb202 (an RTX 5090), or
-    /// on the booter path ga102 (an RTX 3090) or ad102 (an RTX 4090).
-    #[arg(long, value_parser = parse_chip)]
+    // The help lists the simulator's chip table (chip_help), so it cannot go stale.
+    #[arg(long, value_parser = parse_chip, help = chip_help("The chip every GPU simulates"))]
     pub chip: SimChip,
     /// Address to listen on (port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:6667")]
@@ -79,10 +78,29 @@ pub struct ServeArgs {
 /// Where `--hwref` defaults to, under `$NVBARE_REFERENCE`.
 const PUBLISHED: &str = "open-gpu-kernel-modules-570.144/src/common/inc/swref/published";
 
-/// `--chip` of the simulator: `gh100`, `gb100`, `gb202`, `ga102` or `ad102`.
+/// `--chip`'s help: `what`, then every chip the simulator models with the product it models
+/// ("gh100 (NVIDIA H200), ..."), from the chip table.
+pub(super) fn chip_help(what: &str) -> String {
+    let chips: Vec<String> = SimChip::ALL
+        .iter()
+        .map(|c| {
+            let s = c.spec();
+            let product = s.product.split(" (simulated").next().unwrap_or(s.product);
+            let path = if s.booter.is_some() {
+                ", booter path"
+            } else {
+                ""
+            };
+            format!("{} ({product}{path})", s.name)
+        })
+        .collect();
+    format!("{what}, one of: {}", chips.join(", "))
+}
+
+/// `--chip` of the simulator: one of the chip table's names (`SimChip::names`).
 pub(super) fn parse_chip(s: &str) -> Result<SimChip, String> {
     SimChip::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = SimChip::ALL.iter().map(|c| c.spec().name).collect();
+        let names: Vec<&str> = SimChip::names().collect();
         let list = match names.split_last() {
             Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
             _ => names.join(""),

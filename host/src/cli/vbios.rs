@@ -365,6 +365,36 @@ mod tests {
         );
     }
 
+    /// The simulated GA100's VBIOS, read through its PROM window as a driver reads it (what
+    /// `sim/examples/vbios_dump.rs` writes): a v2 FWSEC with no signatures, the A100's id.
+    #[test]
+    fn prints_the_simulated_ga100_image() {
+        use nvbare_sim::units::gfw::{PROM, PROM_SIZE};
+        let gpu = nvbare_sim::SimGpu::new(nvbare_sim::SimChip::Ga100).unwrap();
+        let window: Vec<u8> = (0..PROM_SIZE)
+            .step_by(4)
+            .flat_map(|o| gpu.bar0_read(PROM + o).to_le_bytes())
+            .collect();
+        let end = nvbare_gsp::vbios::rom_extent(&window).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ga100.rom");
+        std::fs::write(&path, &window[..end]).unwrap();
+        let text = run(&args(path.clone(), false)).unwrap();
+        println!("{text}");
+        for want in [
+            "4 images",
+            "fwsec   10de:20f1",
+            "FWSEC (prod)",
+            "descriptor v2",
+            "no signatures (v2)",
+            "DMEM mapper (\"DMAP\" v3)",
+        ] {
+            assert!(text.contains(want), "{want:?} missing from:\n{text}");
+        }
+        let j: Value = serde_json::from_str(&run(&args(path, true)).unwrap()).unwrap();
+        assert_eq!(j["fwsec"]["signatures"], Value::Null);
+    }
+
     #[test]
     fn a_malformed_file_is_named_with_its_code() {
         let dir = tempfile::tempdir().unwrap();

@@ -14,12 +14,13 @@
 //! AMPERE_COMPUTE_B (0xc7c0) / ADA_COMPUTE_A (0xc9c0), AMPERE_DMA_COPY_B (0xc7b5), the
 //! usermode classes and the generic objects (class headers in open-gpu-doc `classes/`).
 
-use super::{BLACKWELL_ENGINES, BootModel, BooterFacts, ChipSpec, CotFacts};
+use super::{BLACKWELL_ENGINES, BootModel, BooterFacts, ChipSpec, CotFacts, FalconGen};
 
 const GIB: u64 = 1 << 30;
 
 /// FWSEC and booter facts shared by GA102 and AD102 (see [`BooterFacts`]).
 const BOOTER: BooterFacts = BooterFacts {
+    falcons: FalconGen::Ga102,
     fwsec_desc_version: 3,
     fwsec_signature_count: 2,
     fwsec_ucode_id: 9,
@@ -31,7 +32,7 @@ const BOOTER: BooterFacts = BooterFacts {
 /// No FSP on the booter path: of [`CotFacts`] only the GSP-RM signature section is used
 /// (`.fwsignature_ga10x` / `_ad10x` of `gsp-570.144.bin`, what `kgspGetSignatureSectionName`
 /// picks and tinygrad's `chip[:4] + "x"` names).
-const fn cot(section: &'static str) -> CotFacts {
+pub(super) const fn cot(section: &'static str) -> CotFacts {
     CotFacts {
         version: 0,
         signature_bytes: 0,

@@ -6,7 +6,9 @@
 //! GB100, what nvidia-smi reports of a B200.
 
 mod booter;
+mod ga100;
 pub use booter::{AD102, GA102};
+pub use ga100::GA100;
 
 /// How the GPU's firmware is started on this chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,11 +20,31 @@ pub enum BootModel {
     Booter,
 }
 
+/// The generation of a booter-path chip's GSP and SEC2 falcons (what OpenRM's falcon HAL
+/// picks: `kflcn*_TU102` or `kflcn*_GA102`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FalconGen {
+    /// TU10x and GA100: no core switch (the core runs RISC-V after a reset,
+    /// `kflcnResetIntoRiscv_TU102`: "Turing and GA100 do not have an explicit core switch"),
+    /// no boot-ROM parameter registers (GA100's hwref has no `dev_falcon_second_pri.h`, its
+    /// `dev_riscv_pri.h` only `CORE_SWITCH_RISCV_STATUS`, IRQMASK and IRQDEST), scrubbing in
+    /// `DMACTL`; HS ucode loads by PIO or through the generic bootloader
+    /// (`bBootFromHs = NV_FALSE`, kernel_sec2_ga100.c and kernel_gsp_tu102.c).
+    Tu102,
+    /// GA10x and AD10x: `RISCV_BCR_CTRL` core select, boot-ROM parameters, scrubbing in
+    /// `HWCFG2`, HS ucode by DMA (`bBootFromHs = NV_TRUE`, kernel_gsp_ga102.c,
+    /// kernel_sec2_ga102.c).
+    Ga102,
+}
+
 /// Booter-path facts of one chip: its VBIOS's FWSEC and the ucode-version fuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BooterFacts {
+    /// The falcons' generation.
+    pub falcons: FalconGen,
     /// FWSEC's descriptor version in the VBIOS (3 on GA10x/AD10x: `FALCON_UCODE_DESC_V3`,
-    /// what `kgspParseFwsecUcodeFromVbiosImg` expects there and tinygrad parses).
+    /// what `kgspParseFwsecUcodeFromVbiosImg` expects there and tinygrad parses; 2 on GA100:
+    /// `FALCON_UCODE_DESC_V2`, run through the generic bootloader).
     pub fwsec_desc_version: u8,
     /// FWSEC's signatures (one per fuse version it supports).
     pub fwsec_signature_count: u8,
@@ -106,6 +128,13 @@ pub struct ChipSpec {
     pub engines: &'static [EngineSpec],
 }
 
+impl ChipSpec {
+    /// The generation of the booter path's falcons (GA102's where the chip has none).
+    pub fn falcon_gen(&self) -> FalconGen {
+        self.booter.as_ref().map_or(FalconGen::Ga102, |b| b.falcons)
+    }
+}
+
 /// Chain-of-trust facts of one chip: the `NVDM_PAYLOAD_COT` the FSP accepts and the
 /// `GspFwWprMeta` sizes the GSP-FMC accepts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,16 +190,20 @@ pub enum SimChip {
     Ga102,
     /// Ada AD102 (RTX 4090: device id 0x2684, 24 GiB, 128 SMs), booter path.
     Ad102,
+    /// Ampere GA100 (A100-PCIE-40GB: device id 0x20f1, 40 GiB, 108 SMs), booter path with
+    /// Turing's falcons.
+    Ga100,
 }
 
 impl SimChip {
     /// Every simulated chip.
-    pub const ALL: [SimChip; 5] = [
+    pub const ALL: [SimChip; 6] = [
         SimChip::Gh100,
         SimChip::Gb100,
         SimChip::Gb202,
         SimChip::Ga102,
         SimChip::Ad102,
+        SimChip::Ga100,
     ];
 
     /// The chip's facts.
@@ -181,14 +214,20 @@ impl SimChip {
             SimChip::Gb100 => &GB100_B200,
             SimChip::Ga102 => &booter::GA102,
             SimChip::Ad102 => &booter::AD102,
+            SimChip::Ga100 => &ga100::GA100,
         }
     }
 
-    /// The chip named `name` ("gh100", "gb100", "gb202", "ga102", "ad102"; case-insensitive).
+    /// The chip named `name` (one of [`SimChip::names`]; case-insensitive).
     pub fn from_name(name: &str) -> Option<SimChip> {
         SimChip::ALL
             .into_iter()
             .find(|c| c.spec().name.eq_ignore_ascii_case(name))
+    }
+
+    /// Every simulated chip's name, in [`SimChip::ALL`]'s order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        SimChip::ALL.into_iter().map(|c| c.spec().name)
     }
 }
 

@@ -1,6 +1,7 @@
-//! The booter path (GA102, AD102) of the test's driver, written from OpenRM's sources (not
-//! nvbare's boot code): the WPR meta laid out as `kgspCalculateFbLayout_TU102` does, falcon
-//! reset and core select (`kflcnReset_TU102`, `kflcnRiscvProgramBcr`), heavy-secure loads
+//! The booter path (GA102, AD102; GA100's loads in [`super::turing`]) of the test's driver,
+//! written from OpenRM's sources (not nvbare's boot code): the WPR meta laid out as
+//! `kgspCalculateFbLayout_TU102` does, falcon reset and core select (`kflcnReset_TU102`,
+//! `kflcnRiscvProgramBcr`), heavy-secure loads
 //! through the FBIF (`s_dmaTransfer` of kernel_falcon.c; or PIO through IMEMC/DMEMC),
 //! boot-ROM parameters, FWSEC patched through its DMEM mapper (`kgspPrepareForFwsecFrts_TU102`
 //! and friends, kernel_gsp_frts_tu102.c), the booter patched with the signature its fuse
@@ -79,6 +80,7 @@ pub fn fuse_version(v: u32) -> u32 {
 pub fn signature_target(chip: SimChip) -> GspSignatureTarget {
     match chip {
         SimChip::Ad102 => GspSignatureTarget::Ad10x,
+        SimChip::Ga100 => GspSignatureTarget::Ga100,
         _ => GspSignatureTarget::Ga10x,
     }
 }
@@ -112,6 +114,9 @@ impl Rig {
     /// `kflcnReset`: engine reset pulse, scrub wait; then the core: RISC-V with boot-ROM
     /// fetch, or the falcon core (`kflcnRiscvProgramBcr` / `kflcnSwitchToFalcon_GA10X`).
     pub fn falcon_reset(&self, base: u32, riscv: bool) {
+        if self.turing() {
+            return self.turing_reset(base);
+        }
         self.w(base, ENGINE, 1);
         self.w(base, ENGINE, 0);
         poll_until(&self.clock, wait("falcon scrub", 5000), || {
@@ -205,6 +210,9 @@ impl Rig {
     /// FWSEC with `cmd` (FRTS at `frts` or SB) on the GSP falcon, its signature chosen by the
     /// GSP ucode fuse, patched through the DMEM mapper; the reset before it included.
     pub fn fwsec(&self, cmd: u32, frts: u64, pio: bool) -> u32 {
+        if self.turing() {
+            return self.fwsec_v2(cmd, frts);
+        }
         self.fwsec_with(cmd, frts, pio, |_| {})
     }
 
@@ -293,6 +301,9 @@ impl Rig {
         let patched = hs.patched_image(sig).expect("the patch fits");
         let image = self.alloc(patched.len());
         self.write(image.bus, &patched);
+        if self.turing() {
+            return self.booter_pio(&hs, &patched, mailbox);
+        }
         let app = hs.apps[0];
         let lh = hs.load_header;
         self.falcon_reset(SEC2, false);
@@ -369,11 +380,7 @@ impl Rig {
             "booter_load MAILBOX0; warnings {:?}",
             self.gpu.log().warnings()
         );
-        assert_eq!(
-            self.r(GSP, RISCV_CPUCTL) & (1 << 7),
-            1 << 7,
-            "GSP RISC-V active"
-        );
+        assert!(self.riscv_active(), "GSP RISC-V active");
         let (_, seq) = self.wait_for(RpcEvent::GspRunCpuSequencer.as_u32(), 5000);
         let steps = self.run_sequencer(&seq);
         let (h, _) = self.wait_for(RpcEvent::GspInitDone.as_u32(), 5000);
@@ -389,7 +396,7 @@ impl Rig {
         p.new_level = 1 << 6;
         self.call(RpcFunction::UnloadingGuestDriver.as_u32(), p.as_bytes());
         poll_until(&self.clock, wait("GSP RISC-V halt", 5000), || {
-            (self.r(GSP, RISCV_CPUCTL) & (1 << 7) == 0).then_some(())
+            (!self.riscv_active()).then_some(())
         })
         .expect("GSP-RM halts");
         assert_eq!(self.fwsec(CMD_SB, 0, false), 0);

@@ -10,6 +10,7 @@
 pub mod booter;
 pub mod queue;
 pub mod rm;
+pub mod turing;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -113,7 +114,7 @@ pub fn facts(chip: SimChip) -> ChipFacts {
             signature: GspSignatureTarget::Gb10x,
             scheme: FmcSignatureScheme::EcdsaP384,
         },
-        SimChip::Ga102 | SimChip::Ad102 => {
+        SimChip::Ga102 | SimChip::Ad102 | SimChip::Ga100 => {
             panic!(
                 "the FSP rig boots Hopper and Blackwell; the booter chips boot in booter_boot.rs"
             )

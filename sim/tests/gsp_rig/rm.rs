@@ -56,6 +56,7 @@ pub fn classes(chip: SimChip) -> (u32, u32, u32) {
         // AMPERE_CHANNEL_GPFIFO_A, AMPERE_COMPUTE_B / ADA_COMPUTE_A, AMPERE_DMA_COPY_B.
         SimChip::Ga102 => (0xc56f, 0xc7c0, 0xc7b5),
         SimChip::Ad102 => (0xc56f, 0xc9c0, 0xc7b5),
+        SimChip::Ga100 => (0xc56f, 0xc6c0, 0xc6b5),
     }
 }
 

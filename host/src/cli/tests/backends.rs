@@ -163,8 +163,29 @@ fn an_unknown_simulated_chip_is_a_usage_error() {
         .expect_err("refused");
     assert!(
         e.to_string()
-            .contains("the simulator has gh100, gb100, gb202, ga102 and ad102"),
+            .contains("the simulator has gh100, gb100, gb202, ga102, ad102 and ga100"),
         "{e}"
+    );
+}
+
+/// `demo --help` lists every chip of the simulator's table under `--chip`, with its product.
+#[test]
+fn demo_help_lists_every_simulated_chip() {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    let demo = cli.find_subcommand_mut("demo").expect("demo");
+    let help = demo.render_help().to_string();
+    for chip in nvbare_sim::SimChip::ALL {
+        let s = chip.spec();
+        assert!(
+            help.contains(&format!("{} (", s.name)),
+            "{} missing:\n{help}",
+            s.name
+        );
+    }
+    assert!(
+        help.contains("ga100 (NVIDIA A100-PCIE-40GB, booter path)"),
+        "{help}"
     );
 }
 

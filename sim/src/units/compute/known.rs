@@ -33,8 +33,40 @@ const fn sm8x(sm: &'static str) -> [Known; 7] {
     ]
 }
 
-/// The sm_86 and sm_89 test kernels.
-pub const KNOWN_SM8X: [[Known; 7]; 2] = [sm8x("sm_86"), sm8x("sm_89")];
+/// The test kernels of `core/tests/data/cubin/kernels.sm_80.cubin` (GA100): `dims`,
+/// `empty_kernel` and `store_value` are sm_86's code, the others differ.
+const SM80: [Known; 7] = [
+    known(
+        "count_launches",
+        "sm_80",
+        0x4366067684765fac,
+        Model::CountLaunches,
+    ),
+    known("dims", "sm_80", 0x5811f314026d1ec5, Model::Dims),
+    known("empty_kernel", "sm_80", 0xc90c564f0ae835ca, Model::Nothing),
+    known(
+        "local_array",
+        "sm_80",
+        0xcb8824f604972ed3,
+        Model::LocalArray,
+    ),
+    known(
+        "reverse_block",
+        "sm_80",
+        0x403f56bb59a39ec8,
+        Model::ReverseBlock,
+    ),
+    known(
+        "store_value",
+        "sm_80",
+        0xf9117e7c0f4254af,
+        Model::StoreValue,
+    ),
+    known("vector_add", "sm_80", 0x31a60786a669a011, Model::VectorAdd),
+];
+
+/// The sm_80, sm_86 and sm_89 test kernels.
+pub const KNOWN_SM8X: [[Known; 7]; 3] = [SM80, sm8x("sm_86"), sm8x("sm_89")];
 
 /// Every recognised kernel. `window_addresses` is not here: what it writes (generic addresses
 /// inside the shared and local windows) depends on the hardware's memory layout.

@@ -3,11 +3,11 @@
 //!
 //! Field meanings: clcbc0qmd.h (QMD V04_00, Hopper) and clcec0qmd.h (V05_00, Blackwell).
 //! Limits: the CUDA C++ Programming Guide's table of technical specifications per compute
-//! capability (9.0, 10.0 and 12.0): grid x < 2^31, y and z ≤ 65535; block x, y ≤ 1024, z ≤
+//! capability (8.0, 8.6, 8.9, 9.0, 10.0 and 12.0): grid x < 2^31, y and z ≤ 65535; block x, y ≤ 1024, z ≤
 //! 64, at most 1024 threads; 255 registers per thread from a 64 K-register file; 16 named
-//! barriers; shared memory per SM 228 KiB (9.0, 10.0) and 100 KiB (12.0). The `*_SM_CONFIG_SHARED_MEM_SIZE`
-//! fields encode a shared-memory carveout of `(value - 1) × 4 KiB` (how both mesa's NAK and
-//! tinygrad fill them: `KiB / 4 + 1`).
+//! barriers; shared memory per SM 164 KiB (8.0), 228 KiB (9.0, 10.0) and 100 KiB (8.6, 8.9,
+//! 12.0). The `*_SM_CONFIG_SHARED_MEM_SIZE` fields encode a shared-memory carveout of
+//! `(value - 1) × 4 KiB` (how both mesa's NAK and tinygrad fill them: `KiB / 4 + 1`).
 
 use crate::chip::ChipSpec;
 use crate::decode::qmd::QmdInfo;
@@ -30,6 +30,15 @@ pub struct ComputeLimits {
 /// The compute facts of `spec`'s chip (by architecture, `PMC_BOOT_42` 29:24).
 pub fn of(spec: &ChipSpec) -> Option<ComputeLimits> {
     match spec.pmc_boot_42 >> 24 & 0x3f {
+        // GA100 (architecture 0x17, implementation 0): sm_80, AMPERE_COMPUTE_A with QMD
+        // V03_00 (clc6c0qmd.h); compute capability 8.0 gives an SM 164 KiB of shared memory
+        // (the CUDA guide's table); EIATTR_PARAM_CBANK 0x160 (kernels.sm_80.cuobjdump-elf.txt).
+        0x17 if spec.pmc_boot_42 >> 20 & 0xf == 0 => Some(ComputeLimits {
+            sm: "sm_80",
+            qmd_major: 3,
+            shared_per_sm: 164 << 10,
+            param_base: 0x160,
+        }),
         // GA10x (sm_86) and AD10x (sm_89): QMD V03_00 (clc6c0qmd.h, which AMPERE_COMPUTE_B and
         // ADA_COMPUTE_A launch); compute capabilities 8.6 and 8.9 give an SM 100 KiB of shared
         // memory; kernel parameters at cbuf0 0x160 (tinygrad's ops_nv places them there for

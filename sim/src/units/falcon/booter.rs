@@ -15,6 +15,12 @@
 //! - `BROM_PARAADDR(0)` is the patch location inside DMEM, `BROM_ENGIDMASK` and
 //!   `BROM_CURR_UCODE_ID` are the file's patch metadata, `MOD_SEL` is RSA3K.
 //!
+//! On TU10x/GA100 falcons ([`FalconGen::Tu102`]) the booter comes in by PIO instead
+//! (`KGSP_FLCN_UCODE_BOOT_DIRECT`, `s_prepareHsFalconDirect`): the OS code (load header's
+//! `os_code_offset`/`size`) non-secure at IMEM 0 tagged with its offset, the application's
+//! code secure after it tagged with its offset, the patched OS data at DMEM 0 and BOOTVEC 0
+//! ("start of non-secure code"); there are no boot-ROM parameter registers to check.
+//!
 //! `booter_load` takes the WPR meta's address from MAILBOX0/1 (`kgspExecuteBooterLoad_TU102`
 //! puts it there) and checks it as `kgspCalculateFbLayout_TU102` fills it; its result is
 //! MAILBOX0: 0 on success (OpenRM and tinygrad test it). The simulator's codes for a refusal
@@ -24,6 +30,7 @@ use nvbare_gsp::abi::{GSP_FW_WPR_META_MAGIC, GSP_FW_WPR_META_REVISION, GspFwWprM
 use nvbare_gsp::firmware::HsUcode;
 
 use super::{FalconCore, MOD_SEL_RSA3K};
+use crate::chip::FalconGen;
 use crate::device::Cx;
 use crate::firmware;
 use crate::memory::Target;
@@ -104,16 +111,39 @@ pub fn check_load(
                 continue;
             }
         }
-        if core.bootvec != app.offset {
+        let lh = &hs.load_header;
+        let pio = core.generation == FalconGen::Tu102;
+        if pio {
+            let (at, len) = (lh.os_code_offset, lh.os_code_size);
+            let os = hs
+                .image
+                .get(at as usize..at as usize + len as usize)
+                .ok_or_else(|| BooterError {
+                    code: 0xb6,
+                    why: format!("{}'s OS code lies outside its image", kind.file()),
+                })?;
+            if core.imem_virtual(at, os.len(), false).ok().as_deref() != Some(os) {
+                return err(
+                    0xb0,
+                    format!(
+                        "IMEM tagged {at:#x} does not hold {}'s OS code (s_prepareHsFalconDirect \
+                         loads it non-secure at IMEM 0)",
+                        kind.file()
+                    ),
+                );
+            }
+        }
+        let start = if pio { 0 } else { app.offset };
+        if core.bootvec != start {
             return err(
                 0xb0,
                 format!(
-                    "BOOTVEC {:#x}, the application starts at {:#x}",
-                    core.bootvec, app.offset
+                    "BOOTVEC {:#x}, {} starts at {start:#x}",
+                    core.bootvec,
+                    kind.file()
                 ),
             );
         }
-        let lh = &hs.load_header;
         let data =
             &hs.image[lh.os_data_offset as usize..(lh.os_data_offset + lh.os_data_size) as usize];
         let pkc = hs.patch_location - lh.os_data_offset;
@@ -126,7 +156,7 @@ pub fn check_load(
                     kind.file()
                 ),
             })?;
-        for (name, got, want) in [
+        let brom = [
             ("BROM_PARAADDR(0)", core.pkc_offset(), pkc),
             (
                 "BROM_ENGIDMASK",
@@ -135,7 +165,8 @@ pub fn check_load(
             ),
             ("BROM_CURR_UCODE_ID", core.ucode_id(), hs.meta.ucode_id),
             ("MOD_SEL", core.mod_sel(), MOD_SEL_RSA3K),
-        ] {
+        ];
+        for (name, got, want) in brom.into_iter().filter(|_| !pio) {
             if got != want {
                 return err(
                     0xb0,

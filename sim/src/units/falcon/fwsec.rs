@@ -24,12 +24,20 @@
 //!   `NV_PBUS_VBIOS_SCRATCH(0xe)` 31:16 is 0 and WPR2's LO is the FRTS offset (lines 494-520).
 //! - SB (`init_cmd` 0x19): run at teardown before the booter unloader ("to put back
 //!   PreOsApps", `kgspTeardown_TU102`); its status is `NV_PBUS_VBIOS_SCRATCH(0x15)` 15:0.
+//!
+//! A version-2 FWSEC (GA100 here; TU10x) comes in through the generic bootloader
+//! ([`super::loader`]), laid out as `s_vbiosFillFlcnUcodeFromDescV2` lays it: the IMEM image
+//! at `IMEMPhysBase` of a code buffer, its non-secure part (`IMEMLoadSize - IMEMSecSize` at
+//! `IMEMPhysBase`) and secure part (`IMEMSecSize` at `IMEMSecBase - IMEMVirtBase +
+//! IMEMPhysBase`), the DMEM image at `DMEMPhysBase`, `codeEntryPoint` 0. It carries no
+//! signature (the descriptor has none; RM patches only the DMEM mapper, kernel_gsp_frts_tu102.c
+//! lines 411-430), so no fuse is consulted.
 
 use nvbare_gsp::vbios::build::{Built, Spec as BuildSpec, build};
 use nvbare_gsp::vbios::falcon_ucode::{CMD_FRTS, CMD_SB, DMEM_MAPPER_INIT_CMD, SIGNATURE_SIZE};
 use nvbare_gsp::vbios::{FwsecDesc, FwsecInfo, parse};
 
-use super::{FalconCore, MOD_SEL_RSA3K};
+use super::{BLOCK, FalconCore, MOD_SEL_RSA3K};
 use crate::chip::ChipSpec;
 
 /// `NV_PBUS_VBIOS_SCRATCH(0xe)`: FWSEC-FRTS's status (31:16).
@@ -88,10 +96,68 @@ impl Fwsec {
     fn v3(&self) -> Result<&nvbare_gsp::vbios::FwsecDescV3, String> {
         match &self.info.desc {
             FwsecDesc::V3(d) => Ok(d),
-            FwsecDesc::V2(_) => {
-                Err("FWSEC descriptor v2 (Turing, GA100) is not modelled yet".into())
+            FwsecDesc::V2(_) => Err(
+                "FWSEC's descriptor is version 2: it runs through the generic bootloader, not \
+                 from the boot ROM"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Whether FWSEC's descriptor is version 2 (run through the generic bootloader).
+    pub fn is_v2(&self) -> bool {
+        matches!(self.info.desc, FwsecDesc::V2(_))
+    }
+
+    /// A version-2 FWSEC after the generic bootloader fetched it and jumped to `entry`:
+    /// checks IMEM and DMEM against the ROM and reads the command.
+    pub fn run_v2(&self, core: &FalconCore, entry: u32, fb: u64) -> Result<FwsecCommand, String> {
+        let FwsecDesc::V2(d) = &self.info.desc else {
+            return Err("FWSEC's descriptor is version 3: the boot ROM runs it".into());
+        };
+        let rom = &self.vbios.bytes;
+        let (phys, load) = (d.imem_phys_base as usize, d.imem_load_size as usize);
+        let sec_len = (d.imem_sec_size as usize).next_multiple_of(BLOCK);
+        let sec_at = d
+            .imem_sec_base
+            .wrapping_sub(d.imem_virt_base)
+            .wrapping_add(d.imem_phys_base) as usize;
+        if sec_at + sec_len > core.imem.len() || phys + load > core.imem.len() {
+            return Err(format!(
+                "FWSEC's code ({load:#x} bytes at {phys:#x}, secure {sec_len:#x} at {sec_at:#x}) \
+                 does not fit the falcon's {:#x} bytes of IMEM",
+                core.imem.len()
+            ));
+        }
+        let mut code = vec![0u8; (phys + load).max(sec_at + sec_len).next_multiple_of(BLOCK)];
+        code[phys..phys + load]
+            .copy_from_slice(&rom[self.info.ucode_offset..self.info.ucode_offset + load]);
+        let ns_len = load.saturating_sub(d.imem_sec_size as usize);
+        let parts = [
+            ("non-secure", phys, ns_len, false),
+            ("secure", sec_at, sec_len, true),
+        ];
+        for (what, at, len, secure) in parts {
+            // CAST: IMEM virtual addresses are code-buffer offsets below 16 MiB.
+            let loaded = core.imem_virtual(at as u32, len, secure)?;
+            if loaded != code[at..at + len] {
+                return Err(format!(
+                    "IMEM at {at:#x} does not hold FWSEC's {len:#x} bytes of {what} code"
+                ));
             }
         }
+        // s_prepareHsFalconWithLoader: "blDmemDesc.codeEntryPoint = 0".
+        if entry != 0 {
+            return Err(format!(
+                "codeEntryPoint {entry:#x}: FWSEC starts at its code's first byte (0)"
+            ));
+        }
+        let base = d.dmem_phys_base as usize;
+        let dmem = core
+            .dmem
+            .get(base..base + self.info.dmem.1)
+            .ok_or("DMEM is smaller than FWSEC's data")?;
+        self.command(dmem, None, fb)
     }
 
     /// The signature the fuse version selects (the walk of kernel_gsp_frts_tu102.c).
@@ -160,34 +226,41 @@ impl Fwsec {
                 ));
             }
         }
-        let (dmem_at, dmem_len) = self.info.dmem;
         let base = d.dmem_phys_base as usize;
-        let Some(dmem) = core.dmem.get(base..base + dmem_len) else {
+        let Some(dmem) = core.dmem.get(base..base + self.info.dmem.1) else {
             return Err("DMEM is smaller than FWSEC's data".into());
         };
-        let want_dmem = &rom[dmem_at..dmem_at + dmem_len];
-        let m = &self.info.dmem_mapper;
         let pkc = d.pkc_data_offset as usize;
+        let sig = self.signature(fuse_version)?;
+        if dmem.get(pkc..pkc + SIGNATURE_SIZE) != Some(sig) {
+            return Err(format!(
+                "the signature at PKCDataOffset {pkc:#x} is not the one for fuse version \
+                 {fuse_version}: the boot ROM refuses FWSEC"
+            ));
+        }
+        self.command(dmem, Some(pkc), fb)
+    }
+
+    /// FWSEC's DMEM image `dmem` against the ROM's, where only the DMEM mapper's init_cmd,
+    /// the command buffer and the signature at `pkc` (v3) may differ; then the command.
+    fn command(&self, dmem: &[u8], pkc: Option<usize>, fb: u64) -> Result<FwsecCommand, String> {
+        let (dmem_at, dmem_len) = self.info.dmem;
+        let want_dmem = &self.vbios.bytes[dmem_at..dmem_at + dmem_len];
+        let m = &self.info.dmem_mapper;
         let init_cmd = m.dmem_offset as usize + DMEM_MAPPER_INIT_CMD;
         let cmd = (
             m.cmd_in_buffer_offset as usize,
             m.cmd_in_buffer_size as usize,
         );
         let patched = |i: usize| {
-            (pkc..pkc + SIGNATURE_SIZE).contains(&i)
+            pkc.is_some_and(|p| (p..p + SIGNATURE_SIZE).contains(&i))
                 || (init_cmd..init_cmd + 4).contains(&i)
                 || (cmd.0..cmd.0 + cmd.1).contains(&i)
         };
         if let Some(i) = (0..dmem_len).find(|&i| !patched(i) && dmem[i] != want_dmem[i]) {
             return Err(format!(
                 "DMEM byte {i:#x} differs from FWSEC's data (only the DMEM mapper's init_cmd, the \
-                 command buffer and the signature are patched)"
-            ));
-        }
-        if dmem[pkc..pkc + SIGNATURE_SIZE] != *self.signature(fuse_version)? {
-            return Err(format!(
-                "the signature at PKCDataOffset {pkc:#x} is not the one for fuse version \
-                 {fuse_version}: the boot ROM refuses FWSEC"
+                 command buffer and a v3 signature are patched)"
             ));
         }
         let word =

@@ -20,12 +20,23 @@
 //! 0, CORE_SELECT 4, BRFETCH 8)). `TRANSCFG_TARGET` 0 is local FB (not in the published
 //! header; nova-core's `FalconFbifTarget::LocalFb`, tinygrad's "target=0 is FB"), 1 and 2
 //! coherent and non-coherent sysmem.
+//!
+//! [`FalconGen::Tu102`] falcons (TU10x, GA100) lack what GA102 added: ga100
+//! `dev_falcon_v4.h` defines `HWCFG2` with RISCV (10) alone (no MEM_SCRUBBING, no
+//! RESET_READY: scrubbing shows in `DMACTL` 2:1), `dev_riscv_pri.h` only
+//! `CORE_SWITCH_RISCV_STATUS` (0x240, ACTIVE_STAT 0), IRQMASK and IRQDEST (no `BCR_CTRL`, no
+//! `RISCV_CPUCTL`), and there is no `dev_falcon_second_pri.h` (no boot-ROM parameters). Writes
+//! to the missing registers are refused with a warning and read 0; the core runs RISC-V when
+//! started after a reset, with no switch (`kflcnResetIntoRiscv_TU102`,
+//! `kflcnSwitchToFalcon_TU102`).
 
 pub mod booter;
 pub mod fwsec;
+pub mod loader;
 
 use std::collections::BTreeMap;
 
+use crate::chip::FalconGen;
 use crate::device::Cx;
 use crate::memory::Target;
 
@@ -84,6 +95,8 @@ pub const BROM_PARAADDR: u32 = 0x1210;
 pub const RISCV_CPUCTL: u32 = 0x1388;
 /// `NV_PRISCV_RISCV_BCR_CTRL`.
 pub const BCR_CTRL: u32 = 0x1668;
+/// `NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS` (TU10x, GA100; ga100 `dev_riscv_pri.h`).
+pub const CORE_SWITCH_RISCV_STATUS: u32 = 0x1240;
 /// `NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K`.
 pub const MOD_SEL_RSA3K: u32 = 1;
 
@@ -123,6 +136,11 @@ pub struct FalconCore {
     pub base: u32,
     /// The engine has a RISC-V core (`HWCFG2.RISCV`).
     pub has_riscv: bool,
+    /// The falcon generation (which registers exist, how the core is chosen).
+    pub generation: FalconGen,
+    /// The falcon core was started since the last reset (a [`FalconGen::Tu102`] engine runs
+    /// RISC-V only when started straight after a reset).
+    pub falcon_ran: bool,
     /// IMEM bytes.
     pub imem: Vec<u8>,
     /// Per IMEM block, what was loaded there.
@@ -163,6 +181,8 @@ impl FalconCore {
             name,
             base,
             has_riscv,
+            generation: FalconGen::Ga102,
+            falcon_ran: false,
             imem: vec![0; imem],
             imem_blocks: vec![None; imem / BLOCK],
             dmem: vec![0; dmem],
@@ -185,15 +205,44 @@ impl FalconCore {
         }
     }
 
+    /// The same falcon of generation `generation`.
+    pub fn with_generation(mut self, generation: FalconGen) -> Self {
+        self.generation = generation;
+        self
+    }
+
     /// Whether `offset` (BAR0) is this falcon's (its 0x2000 bytes: falcon, FBIF, FALCON2,
     /// RISC-V).
     pub fn claims(&self, offset: u32) -> bool {
         (self.base..self.base + 0x2000).contains(&offset)
     }
 
-    /// `RISCV_BCR_CTRL.CORE_SELECT` is the RISC-V core.
+    /// The RISC-V core is the one a start runs: `RISCV_BCR_CTRL.CORE_SELECT` on GA102; on
+    /// TU10x/GA100, which have no switch, the engine was reset and its falcon core not
+    /// started since (`kflcnResetIntoRiscv_TU102`: "the core will be ready to run riscv
+    /// after reset").
     pub fn riscv_selected(&self) -> bool {
-        self.bcr_ctrl & (1 << 4) != 0
+        match self.generation {
+            FalconGen::Ga102 => self.bcr_ctrl & (1 << 4) != 0,
+            FalconGen::Tu102 => !self.falcon_ran,
+        }
+    }
+
+    /// `rel` is a register GA102 added that this falcon does not have.
+    fn missing(&self, rel: u32) -> bool {
+        self.generation == FalconGen::Tu102
+            && matches!(
+                rel,
+                BCR_CTRL | RISCV_CPUCTL | MOD_SEL | BROM_UCODE_ID | BROM_ENGIDMASK | BROM_PARAADDR
+            )
+    }
+
+    /// `FBIF_TRANSCFG(ctx)`, or why `ctx` is no DMA context.
+    pub fn transcfg(&self, ctx: u32) -> Result<u32, String> {
+        self.transcfg
+            .get(ctx as usize)
+            .copied()
+            .ok_or_else(|| format!("DMA context {ctx} does not exist (FBIF_TRANSCFG(0..8))"))
     }
 
     /// `BROM_PARAADDR(0)`.
@@ -269,15 +318,22 @@ impl FalconCore {
     /// A BAR0 read of `offset` (claimed).
     pub fn read(&mut self, now_ns: u64, offset: u32) -> u32 {
         let rel = offset - self.base;
+        if self.missing(rel) {
+            return 0;
+        }
         match rel {
             MAILBOX0 => self.mailbox[0],
             MAILBOX1 => self.mailbox[1],
+            HWCFG2 if self.generation == FalconGen::Tu102 => u32::from(self.has_riscv) << 10,
             HWCFG2 => {
                 // RESET_READY (31, the GA102 addendum) always; RISCV (10); MEM_SCRUBBING (12)
                 // while the reset is held or the scrub runs.
                 (1 << 31)
                     | u32::from(self.has_riscv) << 10
                     | u32::from(self.scrubbing(now_ns)) << 12
+            }
+            CORE_SWITCH_RISCV_STATUS if self.generation == FalconGen::Tu102 => {
+                u32::from(self.riscv_active)
             }
             // HALTED (4) unless a ucode runs; ALIAS_EN (6) clear: CPUCTL itself starts it.
             CPUCTL => u32::from(self.cpu == Cpu::Halted && !self.riscv_active) << 4,
@@ -317,6 +373,18 @@ impl FalconCore {
     /// A BAR0 write of `offset` (claimed).
     pub fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
         let rel = offset - self.base;
+        if self.missing(rel) {
+            cx.log.warn(
+                self.name,
+                format!(
+                    "write of {value:#x} to {offset:#x} refused: TU10x/GA100 falcons have no \
+                     RISCV_BCR_CTRL, RISCV_CPUCTL or boot-ROM parameter registers (ga100 \
+                     dev_riscv_pri.h; no dev_falcon_second_pri.h): load HS ucode by PIO or \
+                     the generic bootloader, and reset to run RISC-V"
+                ),
+            );
+            return;
+        }
         match rel {
             MAILBOX0 => self.mailbox[0] = value,
             MAILBOX1 => self.mailbox[1] = value,
@@ -327,7 +395,7 @@ impl FalconCore {
                         self.name,
                         "STARTCPU while the engine is held in reset: ignored",
                     );
-                } else if self.riscv_selected() {
+                } else if self.generation == FalconGen::Ga102 && self.riscv_selected() {
                     cx.log.warn(
                         self.name,
                         "falcon STARTCPU with the RISC-V core selected (BCR_CTRL.CORE_SELECT = 1): \
@@ -335,6 +403,7 @@ impl FalconCore {
                     );
                 } else {
                     self.cpu = Cpu::Started;
+                    self.falcon_ran = true;
                 }
             }
             BOOTVEC => self.bootvec = value,
@@ -389,6 +458,7 @@ impl FalconCore {
             self.brom = [0; 4];
             self.bootvec = 0;
             self.dma_error = None;
+            self.falcon_ran = false;
         }
     }
 

@@ -1,10 +1,13 @@
-//! The GSP on the booter path (GA102, AD102): FWSEC on its falcon core, GSP-RM started on its
-//! RISC-V core by the booter ([`Signal::BooterStartedGsp`](crate::device::Signal)).
+//! The GSP on the booter path (GA102, AD102, GA100): FWSEC on its falcon core (on GA100
+//! through the generic bootloader, [`loader`]), GSP-RM started on its RISC-V core by the
+//! booter ([`Signal::BooterStartedGsp`](crate::device::Signal)).
 
 use super::{Gsp, Phase, fmc};
+use crate::chip::FalconGen;
 use crate::device::Cx;
 use crate::memory::Target;
 use crate::units::falcon::fwsec::{FwsecCommand, SCRATCH_FRTS, SCRATCH_SB};
+use crate::units::falcon::loader;
 
 impl Gsp {
     /// Booter path: `booter_load` started the RISC-V core; GSP-RM boots with the libos
@@ -15,10 +18,19 @@ impl Gsp {
             return;
         };
         if f.in_reset || !f.riscv_selected() {
+            let why = match f.generation {
+                FalconGen::Ga102 => "its falcon core is selected (RISCV_BCR_CTRL.CORE_SELECT = 0)",
+                FalconGen::Tu102 => {
+                    "its falcon core ran since the last reset (TU10x/GA100 have no core switch: \
+                     reset the GSP before the booter, kflcnResetIntoRiscv_TU102)"
+                }
+            };
             cx.log.warn(
                 "gsp",
-                "the booter started the GSP's RISC-V core, but the GSP is held in reset or its \
-                 falcon core is selected (RISCV_BCR_CTRL.CORE_SELECT = 0): nothing runs",
+                format!(
+                    "the booter started the GSP's RISC-V core, but the GSP is held in reset or \
+                     {why}: nothing runs"
+                ),
             );
             return;
         }
@@ -53,7 +65,12 @@ impl Gsp {
             return;
         };
         let fuse = crate::units::gfw::fwsec_fuse_version(cx);
-        match fw.run(f, fuse, cx.spec.vram_bytes) {
+        let ran = if fw.is_v2() {
+            loader::run(cx, f).and_then(|entry| fw.run_v2(f, entry, cx.spec.vram_bytes))
+        } else {
+            fw.run(f, fuse, cx.spec.vram_bytes)
+        };
+        match ran {
             Ok(FwsecCommand::Frts { offset, size }) => {
                 if cx.world.wpr2.1 != 0 {
                     cx.log.warn(

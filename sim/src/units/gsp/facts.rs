@@ -50,6 +50,12 @@ pub fn uuid_text(spec: &ChipSpec) -> String {
     )
 }
 
+/// FP32 lanes per SM: 64 on sm_80 (GA100: the A100's 6912 CUDA cores on 108 SMs), 128 on
+/// every other simulated SM.
+fn fp32_lanes_per_sm(spec: &ChipSpec) -> u32 {
+    if spec.sm_version == 0x800 { 64 } else { 128 }
+}
+
 /// `NV2080_CTRL_GR_INFO_INDEX_*` value `index` (None: an index the model does not know).
 pub fn gr_info(spec: &ChipSpec, index: u32) -> Option<u32> {
     use gr_info_index as ix;
@@ -57,12 +63,12 @@ pub fn gr_info(spec: &ChipSpec, index: u32) -> Option<u32> {
         ix::SM_VERSION => spec.sm_version,
         ix::MAX_WARPS_PER_SM => spec.max_warps_per_sm,
         ix::MAX_THREADS_PER_WARP => 32,
-        ix::MAX_SP_PER_SM => 128,
+        ix::MAX_SP_PER_SM => fp32_lanes_per_sm(spec),
         ix::LITTER_NUM_GPCS => spec.gpcs,
         ix::LITTER_NUM_FBPS => spec.gpcs,
         ix::LITTER_NUM_TPC_PER_GPC => spec.tpcs_per_gpc,
-        // "GPU Cores" (ctrl2080gr.h): 128 FP32 lanes per SM (16896 on the H200).
-        ix::GPU_CORE_COUNT => spec.sm_count * 128,
+        // "GPU Cores" (ctrl2080gr.h): FP32 lanes of the enabled SMs (16896 on the H200).
+        ix::GPU_CORE_COUNT => spec.sm_count * fp32_lanes_per_sm(spec),
         ix::LITTER_NUM_SM_PER_TPC => spec.sms_per_tpc,
         ix::LITTER_NUM_LTCS => spec.gpcs * 2,
         ix::MAX_SUBCONTEXT_COUNT => 64,

@@ -25,6 +25,10 @@ const GFW_BOOT: u32 = 0x118234;
 const GFW_PLM: u32 = 0x118128;
 const BSI_14: u32 = 0x1180f8;
 const FUSE_GSP_1: u32 = 0x8241c0;
+/// VBIOS scratch 0x20, which the fake's sequencer programs write.
+pub(super) const SEQUENCER_SCRATCH: u32 = 0x1400 + 4 * 0x20;
+/// What the unload's sequencer program writes there.
+pub(super) const UNLOAD_SEQUENCER_MARK: u32 = 0x0000_10ad;
 
 /// The booter-path state of the fake.
 #[derive(Default)]
@@ -33,6 +37,8 @@ pub struct BooterFake {
     /// DMA transfers per engine: (imem, dest, bus source).
     dma: HashMap<u32, Vec<(bool, u32, u64)>>,
     started: HashMap<u32, bool>,
+    /// GSP-RM's unload waits for the CPU to run its sequencer program.
+    pub(super) unload_awaits_sequencer: bool,
 }
 
 /// What the booter side saw.
@@ -121,8 +127,12 @@ impl Device {
         if !self.is_booter_chip() {
             return false;
         }
-        if off == 0x1400 + 4 * 0x20 {
+        if off == SEQUENCER_SCRATCH {
             self.booter_seen.sequencer_scratch = value;
+            if value == UNLOAD_SEQUENCER_MARK && self.booter.unload_awaits_sequencer {
+                self.booter.unload_awaits_sequencer = false;
+                self.gsp_unload_done();
+            }
             return true;
         }
         let base = if (GSP..GSP + 0x2000).contains(&off) {

@@ -200,6 +200,23 @@ fn a_gpu_whose_devinit_never_finished_is_named_before_boot_42_is_read() {
 }
 
 #[test]
+fn a_gsp_falcon_devinit_never_released_is_named_before_boot_42_is_read() {
+    // gpuWaitForGfwBootComplete_TU102 waits for the GSP falcon to halt before it reads the
+    // GFW boot progress, even where the progress already reads COMPLETED.
+    let files = BooterFiles::new();
+    let s = Script {
+        devinit_never_halts: true,
+        ..script(AD102_BOOT42)
+    };
+    let (e, text, p) = fails_from(boot_booter(s, &files));
+    assert_eq!(e.stage, Stage::Identify, "{text}");
+    assert_mentions(&text, &["GSP falcon never halted", "CPUCTL", "0xff"]);
+    assert!(e.remedy().contains("reset"), "{}", e.remedy());
+    // Nothing touched the falcon devinit still held.
+    assert!(p.booter_seen().fwsec.is_empty());
+}
+
+#[test]
 fn a_failed_booter_names_its_mailbox() {
     let files = BooterFiles::new();
     let s = Script {

@@ -96,6 +96,8 @@ pub struct Script {
     pub sequencer_program: bool,
     /// Booter path: devinit never reports GFW boot complete.
     pub gfw_not_done: bool,
+    /// Booter path: devinit's FWSEC never halts on the GSP falcon.
+    pub devinit_never_halts: bool,
     /// Booter path: at `UNLOADING_GUEST_DRIVER` GSP-RM sends a sequencer program and
     /// answers only once the CPU ran it.
     pub sequencer_at_unload: bool,
@@ -143,6 +145,7 @@ impl Default for Script {
             booter_error: 0,
             sequencer_program: false,
             gfw_not_done: false,
+            devinit_never_halts: false,
             sequencer_at_unload: false,
         }
     }

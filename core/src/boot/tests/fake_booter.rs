@@ -107,9 +107,15 @@ impl Device {
                     // HWCFG2: RISCV, RESET_READY; scrubbing done.
                     0x0f4 => 1 << 10 | 1 << 31,
                     0x10c => 0,
-                    // CPUCTL: halted once started.
+                    // CPUCTL: before the driver's first reset, the GSP falcon is devinit's
+                    // (halted once its FWSEC finished, unless the script says it never
+                    // does); after a reset, halted once started.
                     0x100 => {
-                        u32::from(self.booter.started.get(&base).copied().unwrap_or(false)) << 4
+                        let halted = match self.booter.started.get(&base) {
+                            None => !(base == GSP && self.script.devinit_never_halts),
+                            Some(&started) => started,
+                        };
+                        u32::from(halted) << 4
                     }
                     0x118 => 0b10,
                     0x1668 => self.breg(off) | 1,

@@ -165,13 +165,20 @@ impl fmt::Display for BooterError {
                 cpuctl,
                 progress,
                 waited_ns,
-            } => write!(
-                f,
-                "the GSP falcon never halted after devinit's FWSEC (NV_PFALCON_FALCON_CPUCTL \
-                 = {cpuctl:#010x}, GFW boot progress {progress:#x}, after {}): devinit did \
-                 not finish",
-                crate::hal::Nanos(*waited_ns)
-            ),
+            } => {
+                write!(
+                    f,
+                    "the GSP falcon never halted after devinit's FWSEC \
+                     (NV_PFALCON_FALCON_CPUCTL = {cpuctl:#010x}, GFW boot progress \
+                     {progress:#x}, after {}): ",
+                    crate::hal::Nanos(*waited_ns)
+                )?;
+                if *cpuctl == u32::MAX {
+                    f.write_str("BAR0 reads all ones: the GPU never came back from its reset")
+                } else {
+                    f.write_str("devinit did not finish")
+                }
+            }
             BooterError::Vbios(e) => write!(f, "VBIOS: {e}"),
             BooterError::NoFwsec => f.write_str("the VBIOS holds no FWSEC ucode"),
             BooterError::Fwsec(e) => write!(f, "FWSEC: {e}"),

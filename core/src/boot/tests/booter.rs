@@ -217,6 +217,21 @@ fn a_gsp_falcon_devinit_never_released_is_named_before_boot_42_is_read() {
 }
 
 #[test]
+fn all_ones_from_a_gpu_still_rebooting_is_neither_halted_nor_complete() {
+    // An all-ones read would pass for a halted falcon and an unlocked scratch reading
+    // COMPLETED (0xff): the wait goes on, and names BAR0.
+    let files = BooterFiles::new();
+    let s = Script {
+        gfw_reads_all_ones: true,
+        ..script(AD102_BOOT42)
+    };
+    let (e, text, p) = fails_from(boot_booter(s, &files));
+    assert_eq!(e.stage, Stage::Identify, "{text}");
+    assert_mentions(&text, &["never halted", "0xffffffff", "all ones"]);
+    assert!(p.booter_seen().fwsec.is_empty());
+}
+
+#[test]
 fn a_failed_booter_names_its_mailbox() {
     let files = BooterFiles::new();
     let s = Script {

@@ -98,6 +98,9 @@ pub struct Script {
     pub gfw_not_done: bool,
     /// Booter path: devinit's FWSEC never halts on the GSP falcon.
     pub devinit_never_halts: bool,
+    /// Booter path: the GSP falcon's CPUCTL and the GFW scratch read all ones (BAR0 not
+    /// answering, config space does).
+    pub gfw_reads_all_ones: bool,
     /// Booter path: at `UNLOADING_GUEST_DRIVER` GSP-RM sends a sequencer program and
     /// answers only once the CPU ran it.
     pub sequencer_at_unload: bool,
@@ -146,6 +149,7 @@ impl Default for Script {
             sequencer_program: false,
             gfw_not_done: false,
             devinit_never_halts: false,
+            gfw_reads_all_ones: false,
             sequencer_at_unload: false,
         }
     }

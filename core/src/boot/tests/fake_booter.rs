@@ -79,6 +79,9 @@ impl Device {
             }
             return Some(u32::from_le_bytes(w));
         }
+        if self.script.gfw_reads_all_ones && matches!(off, GFW_PLM | GFW_BOOT | 0x110100) {
+            return Some(u32::MAX);
+        }
         let v = match off {
             SCRATCH_0E => u32::from(self.script.frts_error) << 16,
             SCRATCH_15 => 0,

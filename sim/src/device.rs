@@ -33,6 +33,14 @@ use crate::units;
 /// happens ~800msec", `kbifPollBarFirewallDisengage_GB202`). Hundreds of milliseconds, not
 /// zero: the simulator's choice, kept short for the tests; `FaultPlan::reboot_ns` changes it.
 pub const REBOOT_NS: u64 = 300_000_000;
+/// Booter path: how long devinit's FWSEC keeps running on the GSP falcon after it wrote
+/// `GFW_BOOT_PROGRESS_COMPLETED`, after a reset. OpenRM waits for the falcon's halt before
+/// it reads the progress (`gpuWaitForGfwBootComplete_TU102`, kern_gpu_tu102.c), so the
+/// progress alone does not say the falcon is free; how long the gap is on silicon is not
+/// published. The simulator's choice, short enough for tinygrad (which waits for the
+/// progress only, then reads the VBIOS before it touches the falcon);
+/// `FaultPlan::devinit_tail_ns` changes it.
+pub const DEVINIT_TAIL_NS: u64 = 1_000_000;
 /// `NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2` (blackwell/gb202/dev_xtl_ep_pcfg_gpu.h).
 pub const FIREWALL_REGISTER: u32 = 0x2b8;
 /// `NV_EP_PCFG_GPU_VSEC_DEBUG_SEC_2_BAR_FIREWALL_ENGAGE` (24:24).
@@ -200,6 +208,10 @@ pub struct World {
     /// Booter path: when devinit (GFW) finishes after the last reset, on the GPU timer
     /// (owner: the device's reset; read by the GFW unit).
     pub gfw_boot_done_ns: u64,
+    /// Booter path: when devinit's FWSEC halts on the GSP falcon after the last reset
+    /// (owner: the device's reset; read by the GSP unit, which keeps the falcon devinit's
+    /// until then).
+    pub devinit_halt_ns: u64,
 }
 
 impl World {
@@ -586,8 +598,10 @@ impl SimGpu {
         self.inner.rebooting_noted.store(false, Ordering::Release);
         st.config.reset();
         self.inner.bus.set_bus_master(st.config.bus_master());
+        let tail = st.faults.devinit_tail_ns.unwrap_or(DEVINIT_TAIL_NS);
         st.world = World {
             gfw_boot_done_ns: self.inner.now_ns() + reboot,
+            devinit_halt_ns: self.inner.now_ns() + reboot + tail,
             ..World::default()
         };
         st.units = units::all(self.inner.spec);

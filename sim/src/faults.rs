@@ -39,6 +39,9 @@ pub struct FaultPlan {
     /// How long the GPU reboots after a reset (BAR0 all ones, GB20x's firewall engaged);
     /// `None`: [`crate::device::REBOOT_NS`].
     pub reboot_ns: Option<u64>,
+    /// Booter path: how long devinit's FWSEC runs on after GFW boot reads complete, after a
+    /// reset; `None`: [`crate::device::DEVINIT_TAIL_NS`].
+    pub devinit_tail_ns: Option<u64>,
     /// Not a fault: the host has no IOMMU (tinygrad's remote protocol, which hands out
     /// physical addresses as its PCI driver does in VFIO's no-IOMMU mode). The flush read of
     /// a bus address outside the simulated host memory then reads physical RAM (address 0

@@ -309,3 +309,54 @@ fn ga100_fwsec_needs_the_generic_bootloader() {
         r.gpu.log().warnings()
     );
 }
+
+#[test]
+fn the_gsp_falcon_is_devinits_until_it_halts_after_a_reset() {
+    // gpuWaitForGfwBootComplete_TU102 (kern_gpu_tu102.c) waits for the GSP falcon to halt
+    // before it reads GFW_BOOT; a driver that goes by the progress alone and resets the falcon
+    // for FWSEC-FRTS at once is refused while devinit's FWSEC runs on.
+    let faults = FaultPlan {
+        reboot_ns: Some(5_000_000),
+        devinit_tail_ns: Some(2_000_000_000),
+        ..Default::default()
+    };
+    let Some(r) = Rig::new(SimChip::Ga102, faults) else {
+        return;
+    };
+    r.gpu.reset();
+    r.wait_gfw_progress();
+    assert_eq!(
+        r.gpu.bar0_read(GSP + CPUCTL) & (1 << 4),
+        0,
+        "devinit still runs"
+    );
+    r.gpu.bar0_write(GSP + ENGINE, 1);
+    assert!(
+        warned(&r, "devinit's FWSEC still runs on the GSP falcon"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+    assert_eq!(
+        r.gpu.bar0_read(GSP + ENGINE) & 1,
+        0,
+        "the reset was refused"
+    );
+
+    // The same with OpenRM's order: the halt first, then the falcon is the driver's.
+    let faults = FaultPlan {
+        reboot_ns: Some(5_000_000),
+        devinit_tail_ns: Some(50_000_000),
+        ..Default::default()
+    };
+    let Some(r) = Rig::new(SimChip::Ga102, faults) else {
+        return;
+    };
+    r.gpu.reset();
+    r.wait_gfw_boot();
+    r.falcon_reset(GSP, false);
+    assert!(
+        r.gpu.log().warnings().is_empty(),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}

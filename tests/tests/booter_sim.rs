@@ -187,3 +187,43 @@ fn ad102_fused_for_the_older_fwsec_signature_boots() {
         },
     );
 }
+
+/// WPR2 left up by a crashed run: the boot resets the GPU and, as
+/// `gpuWaitForGfwBootComplete_TU102` does, waits for devinit's FWSEC to halt on the GSP
+/// falcon before it trusts GFW_BOOT and resets that falcon for FWSEC-FRTS. The simulator
+/// keeps FWSEC running 3 s past the progress's COMPLETED (longer than the boot takes to
+/// reach FWSEC-FRTS, so the GFW wait's budget is raised to match) and refuses the falcon's
+/// writes meanwhile: a boot that went by the progress alone fails here.
+#[test]
+fn ga102_after_a_reset_waits_for_devinits_fwsec_to_halt() {
+    let Some(files) = files(SimChip::Ga102) else {
+        return;
+    };
+    let faults = FaultPlan {
+        wpr2_left_up: true,
+        reboot_ns: Some(20_000_000),
+        devinit_tail_ns: Some(3_000_000_000),
+        ..FaultPlan::default()
+    };
+    let g = Arc::new(SimGpu::with_faults(SimChip::Ga102, faults).expect("simulated GPU"));
+    let mut o = options();
+    o.timeouts.fsp_boot_ns = Some(10_000_000_000);
+    let gsp = match boot::boot(SimPlatform::new(g), &files.firmware(), &o) {
+        Ok(g) => g,
+        Err(f) => panic!(
+            "boot failed: {}\n{:?}",
+            f.error,
+            f.platform.gpu().log().warnings()
+        ),
+    };
+    assert!(gsp.report().reset_for_wpr2, "WPR2 was left up");
+    // Only the injected fault's own line.
+    let warnings = gsp.platform().gpu().log().warnings();
+    assert!(
+        warnings.iter().all(|w| w.starts_with("fault:")),
+        "{warnings:?}"
+    );
+    let (p, r) = gsp.shutdown();
+    r.expect("teardown");
+    assert_eq!(p.dma_outstanding(), 0);
+}

@@ -26,7 +26,7 @@ use super::error::BootErrorKind;
 use super::hal::{self, BootHal};
 use super::report::Timeline;
 use crate::chip::{Arch, Chip};
-use crate::hal::{Platform, PlatformError, PollError, Wait};
+use crate::hal::{Deadline, Platform, PlatformError, PollError, Wait};
 use crate::regs::fb::{PfbWpr2AddrHi, PfbWpr2AddrLo};
 use crate::regs::fsp::ThermI2csScratch;
 use crate::regs::{PmcBoot0, PmcBoot42};
@@ -226,45 +226,91 @@ pub fn wait_ready(
 
 // TIMEOUT: gpuWaitForGfwBootComplete_TU102 (kern_gpu_tu102.c) gives the VBIOS's FWSEC
 // GPU_GFW_BOOT_COMPLETION_TIMEOUT_US = FWSECLIC_PROG_START_TIMEOUT (50 ms) +
-// FWSECLIC_PROG_COMPLETE_TIMEOUT (2 s).
-/// How long devinit's FWSEC may take to report GFW boot complete (booter-path chips).
+// FWSECLIC_PROG_COMPLETE_TIMEOUT (2 s) for the GSP falcon to halt (kflcnWaitForHalt_HAL with
+// that timeout), then reads the progress once; we give the two waits this budget together.
+/// How long devinit's FWSEC may take to halt and report GFW boot complete (booter-path chips).
 pub const GFW_BOOT_TIMEOUT_NS: u64 = 2_050_000_000;
 
-/// Waits for the booter-path chip's GFW boot (`_gpuIsGfwBootCompleted_TU102`): the GFW
-/// scratch's privilege mask lets level 0 read, then its progress reads `COMPLETED`.
+/// Waits for the booter-path chip's GFW boot as `gpuWaitForGfwBootComplete_TU102`
+/// (kern_gpu_tu102.c) does: first for the GSP falcon, on which devinit runs the VBIOS's
+/// FWSEC, to halt (`kflcnWaitForHalt_TU102`: `NV_PFALCON_FALCON_CPUCTL.HALTED`), then for
+/// the GFW scratch's privilege mask to let level 0 read and its progress to read
+/// `COMPLETED` (`_gpuIsGfwBootCompleted_TU102`). The progress may read `COMPLETED` while
+/// FWSEC still runs; the booter path resets the GSP falcon for FWSEC-FRTS next, which must
+/// not cut devinit's FWSEC short. One budget bounds both waits; OpenRM reads the progress
+/// once after the halt, we poll it for what is left of the budget.
 pub fn wait_gfw_boot(
     p: &impl Platform,
     tl: &mut Timeline,
     timeout_ns: u64,
 ) -> Result<(), BootErrorKind> {
+    use crate::boot::booter::BooterError;
+    use crate::regs::FalconBase;
+    use crate::regs::falcon::FalconCpuctl;
     use crate::regs::fb::GfwBootProgress;
     use crate::regs::secure_boot::Gc6SecureScratch05PrivLevelMask;
-    let mut progress = 0;
+    let read_progress = || {
+        let plm = Gc6SecureScratch05PrivLevelMask::read(p);
+        if plm.raw() == u32::MAX {
+            // Not answering yet (a GPU rebooting after a reset), or gone: an all-ones read
+            // would pass for an unlocked scratch reading COMPLETED.
+            if !p.is_present() {
+                return Err(BootErrorKind::gone("polling the GFW boot progress"));
+            }
+            return Ok(0);
+        }
+        Ok(if plm.read_protection_level0() {
+            GfwBootProgress::read(p).progress()
+        } else {
+            0
+        })
+    };
+    let deadline = Deadline::after(p.clock(), timeout_ns);
+    let mut cpuctl = 0;
     let wait = Wait::pausing(
-        "GFW boot (devinit's FWSEC) to complete",
+        "the GSP falcon to halt after devinit's FWSEC",
         timeout_ns,
         PAUSE_NS,
     );
     tl.try_poll(p.clock(), wait, || {
-        let plm = Gc6SecureScratch05PrivLevelMask::read(p);
-        if plm.raw() == u32::MAX && !p.is_present() {
-            return Err(BootErrorKind::gone("polling the GFW boot progress"));
+        let c = FalconCpuctl::read(p, FalconBase::GSP);
+        cpuctl = c.raw();
+        if cpuctl == u32::MAX {
+            // All ones is a GPU not answering (rebooting, or gone), not a halted falcon.
+            if !p.is_present() {
+                return Err(BootErrorKind::gone("polling the GSP falcon's CPUCTL"));
+            }
+            return Ok(None);
         }
-        progress = if plm.read_protection_level0() {
-            GfwBootProgress::read(p).progress()
-        } else {
-            0
-        };
+        Ok(c.halted().then_some(()))
+    })
+    .map_err(|e| match e {
+        PollError::Failed(e) => e,
+        PollError::TimedOut(timed_out) => match read_progress() {
+            Err(gone) => gone,
+            Ok(progress) => BootErrorKind::Booter(BooterError::DevinitFalconNotHalted {
+                cpuctl,
+                progress,
+                waited_ns: timed_out.waited_ns,
+            }),
+        },
+    })?;
+    let mut progress = 0;
+    let wait = Wait::pausing(
+        "GFW boot (devinit's FWSEC) to complete",
+        deadline.remaining_ns(p.clock()),
+        PAUSE_NS,
+    );
+    tl.try_poll(p.clock(), wait, || {
+        progress = read_progress()?;
         Ok((progress == GfwBootProgress::COMPLETED).then_some(()))
     })
     .map_err(|e| match e {
         PollError::Failed(e) => e,
-        PollError::TimedOut(timed_out) => {
-            BootErrorKind::Booter(crate::boot::booter::BooterError::GfwBootNotDone {
-                progress,
-                waited_ns: timed_out.waited_ns,
-            })
-        }
+        PollError::TimedOut(_) => BootErrorKind::Booter(BooterError::GfwBootNotDone {
+            progress,
+            waited_ns: deadline.elapsed_ns(p.clock()),
+        }),
     })
 }
 

@@ -8,6 +8,7 @@ use nvbare_gsp::rpc::events::EventError;
 use nvbare_gsp::rpc::{MessageFunction, RpcResult};
 
 use super::diagnostics::GspDiagnostics;
+use crate::boot::booter::sequencer::SequencerFailure;
 use crate::hal::TimedOut;
 use crate::shared::SharedMemError;
 
@@ -70,9 +71,13 @@ pub enum RpcErrorKind {
         /// The wait.
         timed_out: TimedOut,
     },
-    /// GSP-RM asked the CPU to run a register sequence (`GSP_RUN_CPU_SEQUENCER`), which
-    /// happens only on the SEC2 booter path of Turing to Ada, never after an FSP boot.
-    SequencerOnFspPath,
+    /// GSP-RM asked the CPU to run a register sequence (`GSP_RUN_CPU_SEQUENCER`) on a
+    /// channel that runs none: after an FSP boot (Hopper, Blackwell). Only the SEC2 booter
+    /// path's GSP-RM (Turing to Ada) asks, and there the channel runs every program
+    /// ([`super::GspRpc::run_sequencers`]).
+    UnexpectedSequencer,
+    /// A sequencer program GSP-RM sent failed while the CPU ran it.
+    SequencerFailed(SequencerFailure),
     /// The GSP's RISC-V core halted (GSP-RM crashed or shut down).
     GspHalted {
         /// What was waited for.
@@ -107,7 +112,8 @@ impl RpcError {
             | RpcErrorKind::MalformedReply { function, .. }
             | RpcErrorKind::QueueFull { function, .. }
             | RpcErrorKind::CommandTooLarge { function, .. } => Some(*function),
-            RpcErrorKind::SequencerOnFspPath
+            RpcErrorKind::UnexpectedSequencer
+            | RpcErrorKind::SequencerFailed(_)
             | RpcErrorKind::DeviceGone
             | RpcErrorKind::Memory(_) => None,
         }
@@ -172,10 +178,17 @@ impl fmt::Display for RpcErrorKind {
                 "GSP-RM never set up its status queue ({why}) while waiting for \
                  {waiting_for}: {timed_out}; GSP-RM did not start"
             ),
-            Self::SequencerOnFspPath => f.write_str(
-                "GSP-RM asked for GSP_RUN_CPU_SEQUENCER, which only the SEC2 booter path \
-                 (Turing to Ada) uses; after an FSP boot it means the firmware is not the \
-                 chip's: check the firmware files",
+            Self::UnexpectedSequencer => f.write_str(
+                "GSP-RM sent GSP_RUN_CPU_SEQUENCER to a GPU booted through the FSP \
+                 (Hopper, Blackwell), whose GSP-RM never asks the CPU to run register \
+                 sequences (only the Turing-to-Ada SEC2 booter path's does): the GSP-RM image \
+                 is not this chip's; fetch the chip's firmware again (nvbare firmware fetch \
+                 --chip CHIP) and reset the GPU",
+            ),
+            Self::SequencerFailed(e) => write!(
+                f,
+                "a CPU sequencer program GSP-RM sent failed ({e}); GSP-RM cannot go on \
+                 without it: reset the GPU (the next boot does)"
             ),
             Self::GspHalted {
                 waiting_for,

@@ -16,24 +16,28 @@
 //! checksum and element sequence number (`pending.rs`). A reply that arrives after its wait
 //! was abandoned is recognised as late and dropped; replies to commands sent without
 //! waiting ([`Rpc::send`]) are checked when they arrive, a failure surfacing from the next
-//! wait. Everything else GSP-RM sends (MMU faults, RC, OS error logs, post events, libos
-//! prints...) is kept, bounded, for [`GspRpc::drain_events`].
+//! wait. A `GSP_RUN_CPU_SEQUENCER` is run when it arrives, whatever the wait, on a channel
+//! given a [`SequencerHost`] (the booter path), as `_kgspProcessRpcEvent` runs it in every
+//! context; elsewhere it is an error. Everything else GSP-RM sends (MMU faults, RC, OS error
+//! logs, post events, libos prints...) is kept, bounded, for [`GspRpc::drain_events`].
 //!
 //! Mirrors `_kgspRpcRecvPoll`, `_kgspRpcDrainEvents` and `_kgspProcessRpcEvent`
 //! (`kernel_gsp.c`).
 
 pub mod diagnostics;
+mod dispatch;
 pub mod error;
 mod pending;
 pub mod queues;
 
 use alloc::collections::VecDeque;
 
-use nvbare_gsp::abi::{RpcEvent, RpcFunction, RpcNumber};
-use nvbare_gsp::msgq::{MsgqError, ReceivedMessage};
+use nvbare_gsp::abi::{RpcEvent, RpcFunction};
+use nvbare_gsp::msgq::MsgqError;
 use nvbare_gsp::rpc::commands::Command;
-use nvbare_gsp::rpc::events::{DecodedMessage, EventError, GspMessage, decode_message};
+use nvbare_gsp::rpc::events::{DecodedMessage, EventError, GspMessage};
 use nvbare_gsp::rpc::{MessageFunction, RpcResult};
+use nvbare_gsp::sequencer::CpuSequencer;
 
 pub use diagnostics::{
     DiagnosticsSource, GspDiagnostics, LogBuffer, LogTail, LoggingSections, OsErrorLog,
@@ -41,10 +45,12 @@ pub use diagnostics::{
 pub use error::{RpcError, RpcErrorKind};
 pub use queues::SharedQueues;
 
+use crate::boot::booter::sequencer::SequencerHost;
 use crate::hal::{Clock, Deadline, Platform, PollError, TimedOut, Wait, try_poll_until};
 use crate::regs::RiscvBase;
 use crate::regs::falcon::{GspQueueHead, RiscvCpuctl};
-use pending::{Awaited, Claim, Outstanding};
+use dispatch::Dispatched;
+use pending::{Awaited, Outstanding};
 use queues::{ReceiveError, SendError};
 
 // TIMEOUT: _kgspRpcRecvPoll waits 1.5 x RM's default GPU timeout for a reply ("to allow some
@@ -110,9 +116,6 @@ enum Want {
     Reply(Awaited),
     /// An event.
     Event(RpcEvent),
-    /// An event, or a `GSP_RUN_CPU_SEQUENCER` for the caller to run (the booter path's
-    /// waits: `kgspWaitForRmInitDone` runs sequencer programs as they come).
-    EventOrSequencer(RpcEvent),
     /// Nothing: just handle what arrived.
     Nothing,
 }
@@ -121,7 +124,7 @@ impl Want {
     fn function(self) -> MessageFunction {
         match self {
             Want::Reply(a) => a.function.into(),
-            Want::Event(e) | Want::EventOrSequencer(e) => e.into(),
+            Want::Event(e) => e.into(),
             // NOP: a wait for nothing in particular.
             Want::Nothing => RpcFunction::Nop.into(),
         }
@@ -132,6 +135,9 @@ impl Want {
 #[derive(Debug)]
 pub struct GspRpc {
     queues: SharedQueues,
+    /// Runs the `GSP_RUN_CPU_SEQUENCER` programs GSP-RM sends (the booter path); `None`:
+    /// they are refused ([`RpcErrorKind::UnexpectedSequencer`]).
+    sequencer: Option<SequencerHost>,
     diagnostics: DiagnosticsSource,
     events: VecDeque<GspEvent>,
     dropped_events: u64,
@@ -153,6 +159,7 @@ impl GspRpc {
     pub fn new(queues: SharedQueues, diagnostics: DiagnosticsSource) -> Self {
         Self {
             queues,
+            sequencer: None,
             diagnostics,
             events: VecDeque::new(),
             dropped_events: 0,
@@ -177,6 +184,13 @@ impl GspRpc {
     /// Sets how long [`Rpc::call`] waits for a reply.
     pub fn set_reply_timeout_ns(&mut self, ns: u64) {
         self.reply_timeout_ns = ns;
+    }
+
+    /// From now on every `GSP_RUN_CPU_SEQUENCER` is run by `host` as it arrives, during any
+    /// wait or poll (the booter path: OpenRM's `_kgspProcessRpcEvent` runs it in every
+    /// context, `UNLOADING_GUEST_DRIVER`'s reply wait included).
+    pub fn run_sequencers(&mut self, host: SequencerHost) {
+        self.sequencer = Some(host);
     }
 
     /// From now on every send rings the doorbell (once GSP-RM runs: before, the messages
@@ -225,109 +239,6 @@ impl GspRpc {
             _ => self.diagnostics.collect(),
         };
         RpcError { kind, diagnostics }
-    }
-
-    fn push_event(&mut self, e: GspEvent) {
-        match &e {
-            GspEvent::Message(m) => match &m.body {
-                GspMessage::OsErrorLog { .. } => log::warn!("GSP-RM: {:?}", m.body),
-                _ => log::debug!("GSP-RM event {}: {:?}", m.function, m.body),
-            },
-            GspEvent::LateReply { function, result } => {
-                log::warn!("GSP-RM: late reply to {function}: {result}")
-            }
-            GspEvent::Malformed { function, error } => {
-                log::warn!("GSP-RM: malformed {function}: {error}")
-            }
-            GspEvent::Dropped { function, error } => {
-                log::warn!("GSP-RM: dropped a message ({function}?): {error}")
-            }
-        }
-        if self.events.len() >= EVENT_CAPACITY {
-            self.events.pop_front();
-            self.dropped_events += 1;
-        }
-        self.events.push_back(e);
-    }
-
-    /// Handles one message; returns it if it is what `want` waits for.
-    fn dispatch(
-        &mut self,
-        msg: ReceivedMessage,
-        want: Want,
-    ) -> Result<Option<DecodedMessage>, RpcErrorKind> {
-        let f = msg.header.function;
-        let function = MessageFunction(f);
-        let decoded = decode_message(&msg.header, &msg.payload);
-        let number = RpcNumber::from_u32(f);
-        let wanted = matches!(
-            (want, number),
-            (Want::Event(w) | Want::EventOrSequencer(w), RpcNumber::Event(g)) if w == g
-        );
-        if let RpcNumber::Function(rf) = number {
-            let awaited = match want {
-                Want::Reply(a) => Some(a),
-                _ => None,
-            };
-            return match self.outstanding.claim(rf, &msg.payload, awaited) {
-                Claim::Wanted => {
-                    self.reply_claimed = true;
-                    decoded
-                        .map(Some)
-                        .map_err(|source| RpcErrorKind::MalformedReply { function, source })
-                }
-                Claim::Async => match decoded {
-                    Ok(d) => match d.failure() {
-                        Some(result) => Err(RpcErrorKind::Failed { function, result }),
-                        None => Ok(None),
-                    },
-                    Err(source) => Err(RpcErrorKind::MalformedReply { function, source }),
-                },
-                Claim::Late | Claim::Unasked => {
-                    let result = RpcResult(msg.header.rpc_result);
-                    self.push_event(GspEvent::LateReply { function, result });
-                    Ok(None)
-                }
-            };
-        }
-        if number == RpcNumber::Event(RpcEvent::GspRunCpuSequencer) {
-            if !matches!(want, Want::EventOrSequencer(_)) {
-                // Whatever its payload: the FSP path never asks for one, and the booter
-                // path runs them only while waiting for GSP-RM's init.
-                return Err(RpcErrorKind::SequencerOnFspPath);
-            }
-            return match decoded {
-                Ok(d) => Ok(Some(d)),
-                Err(source) => Err(RpcErrorKind::MalformedReply { function, source }),
-            };
-        }
-        let d = match decoded {
-            Ok(d) => d,
-            Err(error) => {
-                self.push_event(GspEvent::Malformed { function, error });
-                return Ok(None);
-            }
-        };
-        if let GspMessage::OsErrorLog {
-            exception_type,
-            runlist_id,
-            chid,
-            message,
-            ..
-        } = &d.body
-        {
-            self.diagnostics.record_os_error(OsErrorLog {
-                xid: *exception_type,
-                runlist_id: *runlist_id,
-                chid: *chid,
-                message: message.clone(),
-            });
-        }
-        if wanted {
-            return Ok(Some(d));
-        }
-        self.push_event(GspEvent::Message(d));
-        Ok(None)
     }
 }
 
@@ -379,16 +290,6 @@ impl<P: Platform> Rpc<'_, P> {
         timeout_ns: u64,
     ) -> Result<DecodedMessage, RpcError> {
         self.wait(Want::Event(event), timeout_ns)
-    }
-
-    /// Waits at most `timeout_ns` for `event`, or for a `GSP_RUN_CPU_SEQUENCER`, whichever
-    /// comes first (the booter path runs the sequencer and waits again).
-    pub fn wait_event_or_sequencer(
-        &mut self,
-        event: RpcEvent,
-        timeout_ns: u64,
-    ) -> Result<DecodedMessage, RpcError> {
-        self.wait(Want::EventOrSequencer(event), timeout_ns)
     }
 
     /// Handles whatever GSP-RM has sent, without waiting; returns how many events it
@@ -497,11 +398,11 @@ impl<P: Platform> Rpc<'_, P> {
         for _ in 0..MESSAGES_PER_POLL {
             match self.rpc.queues.receive() {
                 Ok(None) => return Ok(None),
-                Ok(Some(m)) => {
-                    if let Some(d) = self.rpc.dispatch(m, want)? {
-                        return Ok(Some(d));
-                    }
-                }
+                Ok(Some(m)) => match self.rpc.dispatch(m, want)? {
+                    Dispatched::Handled => {}
+                    Dispatched::Wanted(d) => return Ok(Some(d)),
+                    Dispatched::Sequencer(program) => self.run_sequencer(&program)?,
+                },
                 Err(ReceiveError::Memory(e)) => return Err(RpcErrorKind::Memory(e)),
                 Err(ReceiveError::Bad { error, function }) => {
                     // A write pointer outside the ring cannot be skipped past: every poll
@@ -526,6 +427,24 @@ impl<P: Platform> Rpc<'_, P> {
             }
         }
         Ok(None)
+    }
+
+    /// Runs a program GSP-RM sent (`_kgspRpcRunCpuSequencer`); GSP-RM goes on once it ran.
+    fn run_sequencer(&mut self, program: &CpuSequencer) -> Result<(), RpcErrorKind> {
+        let host = self
+            .rpc
+            .sequencer
+            .ok_or(RpcErrorKind::UnexpectedSequencer)?;
+        log::debug!(
+            "GSP-RM asks for a CPU sequencer program: {:?}",
+            program.steps
+        );
+        let platform = self.platform;
+        let saved = host
+            .run(platform, platform.clock(), program)
+            .map_err(RpcErrorKind::SequencerFailed)?;
+        log::debug!("sequencer ran; register save area {saved:x?}");
+        Ok(())
     }
 
     /// Whether the GPU is still there and GSP-RM still running.

@@ -98,17 +98,33 @@ impl Rig {
     /// builds every boot structure with the WPR meta of `kgspCalculateFbLayout_TU102`, and
     /// queues the two init RPCs.
     pub fn prepare_booter(&mut self) {
-        poll_until(&self.clock, wait("GFW boot", 5000), || {
-            (self.gpu.bar0_read(GFW_PLM) & 1 == 1 && self.gpu.bar0_read(GFW_BOOT) & 0xff == 0xff)
-                .then_some(())
-        })
-        .expect("GFW boot completes");
+        self.wait_gfw_boot();
         assert!(self.gpu.config_write(4, 2, 0x6));
         self.program_sysmem_flush();
         let fb = self.chip.spec().vram_bytes;
         self.build_structures(signature_target(self.chip), |_, m| layout_tu102(m, fb));
         self.queue_system_info();
         self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+    }
+
+    /// `gpuWaitForGfwBootComplete_TU102`: the GSP falcon halted (`kflcnWaitForHalt`), then
+    /// the GFW scratch unlocked and its progress `COMPLETED`.
+    pub fn wait_gfw_boot(&self) {
+        poll_until(&self.clock, wait("devinit's FWSEC to halt", 5000), || {
+            (self.r(GSP, CPUCTL) & (1 << 4) != 0).then_some(())
+        })
+        .expect("the GSP falcon halts");
+        self.wait_gfw_progress();
+    }
+
+    /// The GFW scratch unlocked and its progress `COMPLETED` (`_gpuIsGfwBootCompleted_TU102`;
+    /// all tinygrad waits for).
+    pub fn wait_gfw_progress(&self) {
+        poll_until(&self.clock, wait("GFW boot", 5000), || {
+            (self.gpu.bar0_read(GFW_PLM) & 1 == 1 && self.gpu.bar0_read(GFW_BOOT) & 0xff == 0xff)
+                .then_some(())
+        })
+        .expect("GFW boot completes");
     }
 
     /// `kflcnReset`: engine reset pulse, scrub wait; then the core: RISC-V with boot-ROM

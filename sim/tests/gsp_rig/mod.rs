@@ -52,7 +52,9 @@ pub fn firmware_dir(chip: &str) -> Option<PathBuf> {
         })?;
     // The FSP path boots with the FMC, the booter path with the booters.
     let files: &[&str] = match chip {
-        "ga102" | "ad102" => &["booter_load", "booter_unload", "gsp", "bootloader"],
+        "ga102" | "ad102" | "ga100" | "tu102" => {
+            &["booter_load", "booter_unload", "gsp", "bootloader"]
+        }
         _ => &["fmc", "gsp", "bootloader"],
     };
     let have = files.iter().all(|n| {

@@ -38,6 +38,16 @@ pub enum BooterError {
         /// How long we waited, in ns.
         waited_ns: u64,
     },
+    /// The GSP falcon, where devinit runs the VBIOS's FWSEC, never halted
+    /// (`gpuWaitForGfwBootComplete_TU102`: "GSP failed to halt with GFW_BOOT").
+    DevinitFalconNotHalted {
+        /// The GSP falcon's `NV_PFALCON_FALCON_CPUCTL`, last read.
+        cpuctl: u32,
+        /// The GFW boot progress then (0 while the scratch is still locked).
+        progress: u8,
+        /// How long we waited, in ns.
+        waited_ns: u64,
+    },
     /// The VBIOS read from the PROM window (or given) does not parse.
     Vbios(VbiosError),
     /// The VBIOS has no FWSEC ucode.
@@ -127,7 +137,7 @@ impl BooterError {
                 "booter_unload left WPR2 up: the next boot resets the GPU (or do a secondary \
                  bus reset now)"
             }
-            BooterError::GfwBootNotDone { .. } => {
+            BooterError::GfwBootNotDone { .. } | BooterError::DevinitFalconNotHalted { .. } => {
                 "the GPU's devinit did not finish: reset the GPU (secondary bus reset) or \
                  cold-reboot"
             }
@@ -151,6 +161,24 @@ impl fmt::Display for BooterError {
                  finish",
                 crate::hal::Nanos(*waited_ns)
             ),
+            BooterError::DevinitFalconNotHalted {
+                cpuctl,
+                progress,
+                waited_ns,
+            } => {
+                write!(
+                    f,
+                    "the GSP falcon never halted after devinit's FWSEC \
+                     (NV_PFALCON_FALCON_CPUCTL = {cpuctl:#010x}, GFW boot progress \
+                     {progress:#x}, after {}): ",
+                    crate::hal::Nanos(*waited_ns)
+                )?;
+                if *cpuctl == u32::MAX {
+                    f.write_str("BAR0 reads all ones: the GPU never came back from its reset")
+                } else {
+                    f.write_str("devinit did not finish")
+                }
+            }
             BooterError::Vbios(e) => write!(f, "VBIOS: {e}"),
             BooterError::NoFwsec => f.write_str("the VBIOS holds no FWSEC ucode"),
             BooterError::Fwsec(e) => write!(f, "FWSEC: {e}"),

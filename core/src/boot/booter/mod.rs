@@ -1,7 +1,7 @@
 //! The booter path (Turing, Ampere, Ada): after the shared identification, the VBIOS's
 //! FWSEC carves out FRTS and raises WPR2 on the GSP falcon, `booter_load` on SEC2 starts
 //! GSP-RM on the GSP's RISC-V core, and GSP-RM may ask the host to run CPU sequencer
-//! programs before it reports `GSP_INIT_DONE`. Teardown runs FWSEC-SB and `booter_unload`
+//! programs, before it reports `GSP_INIT_DONE` and at any time after. Teardown runs FWSEC-SB and `booter_unload`
 //! after GSP-RM halted, so WPR2 is down and the next boot needs no reset.
 //!
 //! | step | where | OpenRM |
@@ -10,7 +10,7 @@
 //! | layout | [`gsp::boot::wpr_meta::wpr_meta_ampere_ada`](nvbare_gsp::boot::wpr_meta::wpr_meta_ampere_ada) | `kgspCalculateFbLayout_TU102` |
 //! | VBIOS, FWSEC-FRTS | [`fwsec`] | `kgspParseFwsecUcodeFromVbiosImg`, `kgspPrepareForFwsecFrts_TU102`, `kgspExecuteFwsec_TU102` |
 //! | GSP into RISC-V, libos args, `booter_load` | [`sec2`] | `kgspBootstrap_TU102`, `kgspProgramLibosBootArgsAddr_TU102`, `kgspExecuteBooterLoad_TU102` |
-//! | sequencer, `GSP_INIT_DONE` | [`sequencer`] | `kgspWaitForRmInitDone`, `kgspExecuteSequencerBuffer_IMPL` |
+//! | sequencer (any wait), `GSP_INIT_DONE` | [`sequencer`], [`crate::gsp_rpc`] | `kgspWaitForRmInitDone`, `_kgspProcessRpcEvent`, `kgspExecuteSequencerBuffer_IMPL` |
 //! | FWSEC-SB, `booter_unload` | [`teardown`] | `kgspTeardown_TU102`, `kgspExecuteBooterUnloadIfNeeded_TU102` |
 //!
 //! Falcon control itself is [`crate::falcon`]; what differs by chip, [`crate::boot::hal`]'s
@@ -27,7 +27,6 @@ use alloc::vec::Vec;
 use nvbare_gsp::abi::RpcEvent;
 use nvbare_gsp::boot::wpr_meta::{FmcWprSizes, wpr_meta_ampere_ada};
 use nvbare_gsp::firmware::{GspRmImage, RiscvBootloader};
-use nvbare_gsp::rpc::events::GspMessage;
 use nvbare_gsp::vbios::fwsec::FwsecCommand;
 use nvbare_gsp::vbios::{self, FwsecInfo};
 use zerocopy::IntoBytes;
@@ -44,7 +43,7 @@ use super::{
     static_info, sysmem_flush,
 };
 use crate::falcon::{Engine, Falcon};
-use crate::gsp_rpc::{DiagnosticsSource, GspRpc};
+use crate::gsp_rpc::{DiagnosticsSource, GspRpc, RpcErrorKind};
 use crate::hal::Platform;
 use crate::regs::fb::UsableFbSizeInMb;
 
@@ -170,11 +169,14 @@ pub(super) fn run<P: Platform>(
     }
 
     tl.begin(p.clock(), Stage::GspInit);
-    let resume = sequencer::ResumeArgs {
-        libos_args,
-        app_version: boot.desc.app_version,
-    };
-    wait_init_done(&*p, rpc, tl, t, &hal, resume)?;
+    rpc.run_sequencers(sequencer::SequencerHost {
+        falcons: hal.booter.falcon(),
+        resume: sequencer::ResumeArgs {
+            libos_args,
+            app_version: boot.desc.app_version,
+        },
+    });
+    wait_init_done(&*p, rpc, tl, t)?;
 
     tl.begin(p.clock(), Stage::StaticInfo);
     let before = rpc.waited_ns();
@@ -203,15 +205,14 @@ pub(super) fn run<P: Platform>(
     })
 }
 
-/// Links the status queue, rings the doorbell, and waits for `GSP_INIT_DONE`, running every
-/// `GSP_RUN_CPU_SEQUENCER` that comes first (`kgspWaitForRmInitDone`).
+/// Links the status queue, rings the doorbell, and waits for `GSP_INIT_DONE`; the channel
+/// runs every `GSP_RUN_CPU_SEQUENCER` that comes first (`kgspWaitForRmInitDone`). A program
+/// that fails is the booter path's [`BooterError::Sequencer`].
 fn wait_init_done<P: Platform>(
     p: &P,
     rpc: &mut GspRpc,
     tl: &mut Timeline,
     timeouts: &Timeouts,
-    hal: &BooterChipHal,
-    resume: sequencer::ResumeArgs,
 ) -> Result<(), BootErrorKind> {
     let before = rpc.waited_ns();
     rpc.watch_riscv(true);
@@ -220,28 +221,13 @@ fn wait_init_done<P: Platform>(
         let mut r = rpc.on(p);
         r.link(timeouts.status_queue_ns).map(|()| r.ring_doorbell())
     };
-    let result = linked.map_err(BootErrorKind::Rpc).and_then(|()| {
-        loop {
-            let msg = rpc
-                .on(p)
-                .wait_event_or_sequencer(RpcEvent::GspInitDone, timeouts.init_done_ns)
-                .map_err(BootErrorKind::Rpc)?;
-            match msg.body {
-                GspMessage::RunCpuSequencer(program) => {
-                    log::debug!(
-                        "booter: GSP-RM asks for a CPU sequencer program: {:?}",
-                        program.steps
-                    );
-                    // The program may halt and restart the core: no watch while it runs.
-                    rpc.watch_riscv(false);
-                    let ran = sequencer::run(p, p.clock(), hal.booter.falcon(), &program, resume);
-                    rpc.watch_riscv(true);
-                    let saved = ran.map_err(|e| booter(BooterError::Sequencer(e)))?;
-                    log::debug!("booter: sequencer ran; register save area {saved:x?}");
-                }
-                _ => break Ok(msg),
-            }
-        }
+    let result = linked.and_then(|()| {
+        rpc.on(p)
+            .wait_event(RpcEvent::GspInitDone, timeouts.init_done_ns)
+    });
+    let result = result.map_err(|e| match e.kind {
+        RpcErrorKind::SequencerFailed(failure) => booter(BooterError::Sequencer(failure)),
+        _ => BootErrorKind::Rpc(e),
     });
     tl.add_waited(rpc.waited_ns() - before);
     let done = result?;

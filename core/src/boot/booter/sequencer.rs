@@ -3,6 +3,13 @@
 //! (`CORE_RESUME`) do: register writes, read-modify-writes, polls, delays and stores; the
 //! GSP falcon's reset, start and halt wait; and the resume that restarts GSP-RM through SEC2.
 //! The program is decoded (and its bounds checked) by [`nvbare_gsp::sequencer`].
+//!
+//! OpenRM runs such a program whenever one arrives, not only while it waits for
+//! `GSP_INIT_DONE`: `_kgspProcessRpcEvent` (`kernel_gsp.c`) calls `_kgspRpcRunCpuSequencer`
+//! in every context it drains events in (the boot-time poll, the poll for any RPC's reply,
+//! `UNLOADING_GUEST_DRIVER`'s included, and the interrupt bottom half, `kgspRpcRecvEvents`).
+//! So the booter path hands a [`SequencerHost`] to the RPC channel
+//! ([`crate::gsp_rpc::GspRpc::run_sequencers`]), which runs every program it receives.
 
 use core::fmt;
 
@@ -19,6 +26,37 @@ pub struct ResumeArgs {
     pub libos_args: u64,
     /// The RISC-V bootloader's `appVersion` (`FALCON_OS`).
     pub app_version: u32,
+}
+
+/// What the RPC channel of a booter-path GSP-RM needs to run the programs GSP-RM sends:
+/// the falcon generation (for the core steps) and how to resume GSP-RM.
+#[derive(Clone, Copy)]
+pub struct SequencerHost {
+    /// The chip's falcon generation.
+    pub falcons: &'static dyn FalconHal,
+    /// How to restart GSP-RM (`CORE_RESUME`).
+    pub resume: ResumeArgs,
+}
+
+impl fmt::Debug for SequencerHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SequencerHost")
+            .field("falcons", &self.falcons.name())
+            .field("resume", &self.resume)
+            .finish()
+    }
+}
+
+impl SequencerHost {
+    /// Runs `program` ([`run`]).
+    pub fn run(
+        &self,
+        bar: &dyn Bar0,
+        clock: &dyn Clock,
+        program: &CpuSequencer,
+    ) -> Result<[u32; REG_SAVE_SIZE], SequencerFailure> {
+        run(bar, clock, self.falcons, program, self.resume)
+    }
 }
 
 /// A sequencer program that failed.
@@ -62,7 +100,7 @@ impl fmt::Display for SequencerFailure {
             SequencerFailure::Falcon(e) => write!(f, "sequencer falcon step: {e}"),
             SequencerFailure::Resume { sec2_mailbox0 } => write!(
                 f,
-                "SEC2 did not resume GSP-RM (SEC2 MAILBOX0 {sec2_mailbox0:#x}); reset the GPU"
+                "SEC2 did not resume GSP-RM (SEC2 MAILBOX0 {sec2_mailbox0:#x})"
             ),
             SequencerFailure::NotRunning => {
                 f.write_str("GSP's RISC-V core is not running after the sequencer's resume")

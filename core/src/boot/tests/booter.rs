@@ -133,6 +133,47 @@ fn ga102_runs_gsp_rms_sequencer_before_init_done() {
 }
 
 #[test]
+fn a_sequencer_program_after_init_is_run_by_the_poll() {
+    // _kgspProcessRpcEvent runs GSP_RUN_CPU_SEQUENCER in every context, the interrupt
+    // bottom half's (kgspRpcRecvEvents) included: a poll runs it, queues no event.
+    use nvbare_gsp::sequencer::{SequencerStep, encode_sequencer};
+    let files = BooterFiles::new();
+    let mut gsp = boot_booter(script(GA102_BOOT42), &files).unwrap();
+    let program = encode_sequencer(
+        &[SequencerStep::RegWrite {
+            addr: 0x1480,
+            val: 0x77,
+        }],
+        64,
+    );
+    gsp.platform().gsp_event(0x1002, &program);
+    assert_eq!(gsp.rpc().poll().unwrap(), 0);
+    assert_eq!(gsp.platform().booter_seen().sequencer_scratch, 0x77);
+    let (p, r) = gsp.shutdown();
+    r.unwrap();
+    assert_eq!(p.outstanding_dma(), 0);
+}
+
+#[test]
+fn a_sequencer_program_gsp_rm_sends_at_unload_is_run_and_the_unload_completes() {
+    // GSP-RM answers UNLOADING_GUEST_DRIVER only once its program ran: OpenRM runs it from
+    // the reply's poll (_kgspRpcRecvPoll -> _kgspProcessRpcEvent), and so must we.
+    let files = BooterFiles::new();
+    let s = Script {
+        sequencer_at_unload: true,
+        ..script(AD102_BOOT42)
+    };
+    let gsp = boot_booter(s, &files).unwrap();
+    let (p, r) = gsp.shutdown();
+    let t = r.unwrap();
+    assert!(t.unloaded && t.halted && !t.reset, "{t:?}");
+    assert!(t.booter.fwsec_sb && t.booter.booter_unloaded, "{t:?}");
+    assert_eq!(p.booter_seen().sequencer_scratch, 0x10ad);
+    assert!(!p.wpr2_up());
+    assert_eq!(p.outstanding_dma(), 0);
+}
+
+#[test]
 fn a_failed_frts_names_fwsec_and_frees_everything() {
     let files = BooterFiles::new();
     let s = Script {
@@ -156,6 +197,38 @@ fn a_gpu_whose_devinit_never_finished_is_named_before_boot_42_is_read() {
     assert_eq!(e.stage, Stage::Identify, "{text}");
     assert_mentions(&text, &["GFW boot", "0x12"]);
     assert!(e.remedy().contains("reset"), "{}", e.remedy());
+}
+
+#[test]
+fn a_gsp_falcon_devinit_never_released_is_named_before_boot_42_is_read() {
+    // gpuWaitForGfwBootComplete_TU102 waits for the GSP falcon to halt before it reads the
+    // GFW boot progress, even where the progress already reads COMPLETED.
+    let files = BooterFiles::new();
+    let s = Script {
+        devinit_never_halts: true,
+        ..script(AD102_BOOT42)
+    };
+    let (e, text, p) = fails_from(boot_booter(s, &files));
+    assert_eq!(e.stage, Stage::Identify, "{text}");
+    assert_mentions(&text, &["GSP falcon never halted", "CPUCTL", "0xff"]);
+    assert!(e.remedy().contains("reset"), "{}", e.remedy());
+    // Nothing touched the falcon devinit still held.
+    assert!(p.booter_seen().fwsec.is_empty());
+}
+
+#[test]
+fn all_ones_from_a_gpu_still_rebooting_is_neither_halted_nor_complete() {
+    // An all-ones read would pass for a halted falcon and an unlocked scratch reading
+    // COMPLETED (0xff): the wait goes on, and names BAR0.
+    let files = BooterFiles::new();
+    let s = Script {
+        gfw_reads_all_ones: true,
+        ..script(AD102_BOOT42)
+    };
+    let (e, text, p) = fails_from(boot_booter(s, &files));
+    assert_eq!(e.stage, Stage::Identify, "{text}");
+    assert_mentions(&text, &["never halted", "0xffffffff", "all ones"]);
+    assert!(p.booter_seen().fwsec.is_empty());
 }
 
 #[test]

@@ -348,8 +348,9 @@ fn every_gsp_init_check_fails_clearly() {
             Stage::GspInit,
             &[
                 "GSP_RUN_CPU_SEQUENCER",
+                "booted through the FSP",
                 "SEC2 booter path",
-                "firmware files"
+                "nvbare firmware fetch",
             ],
         ),
         (

@@ -96,6 +96,14 @@ pub struct Script {
     pub sequencer_program: bool,
     /// Booter path: devinit never reports GFW boot complete.
     pub gfw_not_done: bool,
+    /// Booter path: devinit's FWSEC never halts on the GSP falcon.
+    pub devinit_never_halts: bool,
+    /// Booter path: the GSP falcon's CPUCTL and the GFW scratch read all ones (BAR0 not
+    /// answering, config space does).
+    pub gfw_reads_all_ones: bool,
+    /// Booter path: at `UNLOADING_GUEST_DRIVER` GSP-RM sends a sequencer program and
+    /// answers only once the CPU ran it.
+    pub sequencer_at_unload: bool,
 }
 
 impl Default for Script {
@@ -140,6 +148,9 @@ impl Default for Script {
             booter_error: 0,
             sequencer_program: false,
             gfw_not_done: false,
+            devinit_never_halts: false,
+            gfw_reads_all_ones: false,
+            sequencer_at_unload: false,
         }
     }
 }

@@ -25,6 +25,10 @@ const GFW_BOOT: u32 = 0x118234;
 const GFW_PLM: u32 = 0x118128;
 const BSI_14: u32 = 0x1180f8;
 const FUSE_GSP_1: u32 = 0x8241c0;
+/// VBIOS scratch 0x20, which the fake's sequencer programs write.
+pub(super) const SEQUENCER_SCRATCH: u32 = 0x1400 + 4 * 0x20;
+/// What the unload's sequencer program writes there.
+pub(super) const UNLOAD_SEQUENCER_MARK: u32 = 0x0000_10ad;
 
 /// The booter-path state of the fake.
 #[derive(Default)]
@@ -33,6 +37,8 @@ pub struct BooterFake {
     /// DMA transfers per engine: (imem, dest, bus source).
     dma: HashMap<u32, Vec<(bool, u32, u64)>>,
     started: HashMap<u32, bool>,
+    /// GSP-RM's unload waits for the CPU to run its sequencer program.
+    pub(super) unload_awaits_sequencer: bool,
 }
 
 /// What the booter side saw.
@@ -73,6 +79,9 @@ impl Device {
             }
             return Some(u32::from_le_bytes(w));
         }
+        if self.script.gfw_reads_all_ones && matches!(off, GFW_PLM | GFW_BOOT | 0x110100) {
+            return Some(u32::MAX);
+        }
         let v = match off {
             SCRATCH_0E => u32::from(self.script.frts_error) << 16,
             SCRATCH_15 => 0,
@@ -101,9 +110,15 @@ impl Device {
                     // HWCFG2: RISCV, RESET_READY; scrubbing done.
                     0x0f4 => 1 << 10 | 1 << 31,
                     0x10c => 0,
-                    // CPUCTL: halted once started.
+                    // CPUCTL: before the driver's first reset, the GSP falcon is devinit's
+                    // (halted once its FWSEC finished, unless the script says it never
+                    // does); after a reset, halted once started.
                     0x100 => {
-                        u32::from(self.booter.started.get(&base).copied().unwrap_or(false)) << 4
+                        let halted = match self.booter.started.get(&base) {
+                            None => !(base == GSP && self.script.devinit_never_halts),
+                            Some(&started) => started,
+                        };
+                        u32::from(halted) << 4
                     }
                     0x118 => 0b10,
                     0x1668 => self.breg(off) | 1,
@@ -121,8 +136,12 @@ impl Device {
         if !self.is_booter_chip() {
             return false;
         }
-        if off == 0x1400 + 4 * 0x20 {
+        if off == SEQUENCER_SCRATCH {
             self.booter_seen.sequencer_scratch = value;
+            if value == UNLOAD_SEQUENCER_MARK && self.booter.unload_awaits_sequencer {
+                self.booter.unload_awaits_sequencer = false;
+                self.gsp_unload_done();
+            }
             return true;
         }
         let base = if (GSP..GSP + 0x2000).contains(&off) {

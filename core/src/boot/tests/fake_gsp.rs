@@ -124,6 +124,18 @@ impl Device {
         }
     }
 
+    /// GSP-RM answers `UNLOADING_GUEST_DRIVER` and halts.
+    pub(super) fn gsp_unload_done(&mut self) {
+        self.gsp_send(47, 0, &[]);
+        if !self.script.no_halt {
+            self.cpuctl = 1 << 4;
+            // The booter path's WPR2 stays up until booter_unload.
+            if !self.is_booter_chip() {
+                self.wpr2 = (0, 0);
+            }
+        }
+    }
+
     fn stat_base(&self) -> u64 {
         self.gsp.as_ref().unwrap().layout.stat_queue_offset()
     }
@@ -295,14 +307,23 @@ impl Device {
             }
             // UNLOADING_GUEST_DRIVER
             47 => {
-                self.gsp_send(f, 0, &[]);
-                if !self.script.no_halt {
-                    self.cpuctl = 1 << 4;
-                    // The booter path's WPR2 stays up until booter_unload.
-                    if !self.is_booter_chip() {
-                        self.wpr2 = (0, 0);
-                    }
+                if self.script.sequencer_at_unload {
+                    // GSP-RM asks the CPU to write the scratch register and answers once
+                    // it did (`fake_booter`'s write of the mark).
+                    use super::fake_booter::{SEQUENCER_SCRATCH, UNLOAD_SEQUENCER_MARK};
+                    use nvbare_gsp::sequencer::{SequencerStep, encode_sequencer};
+                    self.booter.unload_awaits_sequencer = true;
+                    let program = encode_sequencer(
+                        &[SequencerStep::RegWrite {
+                            addr: SEQUENCER_SCRATCH,
+                            val: UNLOAD_SEQUENCER_MARK,
+                        }],
+                        64,
+                    );
+                    self.gsp_send(0x1002, 0, &program);
+                    return;
                 }
+                self.gsp_unload_done();
             }
             _ => self.gsp_send(f, 0xff10_0001, &[]),
         }

@@ -5,6 +5,7 @@
 
 extern crate std;
 
+use std::string::ToString;
 use std::vec::Vec;
 
 use nvbare_gsp::rm::ctrl::gr::InternalStaticGrGetInfoParams;
@@ -12,7 +13,7 @@ use nvbare_gsp::rpc::commands::Command;
 use nvbare_gsp::rpc::events::GspMessage;
 use zerocopy::{FromBytes, FromZeros, IntoBytes};
 
-use super::{Files, boot_fake};
+use super::{Files, assert_mentions, boot_fake};
 use crate::boot::tests::fake::Script;
 use crate::gsp_rpc::{GspEvent, Reply, RpcErrorKind};
 
@@ -81,7 +82,11 @@ fn a_wait_ended_by_an_error_leaves_its_reply_to_come_late() {
     // GSP_RUN_CPU_SEQUENCER ends the wait with an error before the reply is read.
     gsp.platform().gsp_event(0x1002, &[0; 16]);
     let e = gsp.rpc().call(&gr_info(0xa)).unwrap_err();
-    assert_eq!(e.kind, RpcErrorKind::SequencerOnFspPath, "{e}");
+    assert_eq!(e.kind, RpcErrorKind::UnexpectedSequencer, "{e}");
+    assert_mentions(
+        &e.to_string(),
+        &["GSP_RUN_CPU_SEQUENCER", "FSP", "firmware fetch"],
+    );
     // The same call again gets the second answer; the first is recognised as late.
     let r = gsp.rpc().call(&gr_info(0xa)).unwrap();
     assert_eq!(answered(&r), (0xa, AT_BOOT + 2));

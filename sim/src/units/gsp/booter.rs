@@ -1,6 +1,14 @@
 //! The GSP on the booter path (GA102, AD102, GA100): FWSEC on its falcon core (on GA100
 //! through the generic bootloader, [`loader`]), GSP-RM started on its RISC-V core by the
 //! booter ([`Signal::BooterStartedGsp`](crate::device::Signal)).
+//!
+//! After a reset the falcon is devinit's until devinit's FWSEC halts on it
+//! (`World::devinit_halt_ns`, a little after GFW boot reads complete): `CPUCTL.HALTED`
+//! reads clear and the driver's writes to the falcon are refused. OpenRM waits for that halt
+//! before it even reads the GFW boot progress (`gpuWaitForGfwBootComplete_TU102`,
+//! kern_gpu_tu102.c: `kflcnWaitForHalt_HAL` on the GSP falcon, then
+//! `_gpuIsGfwBootCompleted_TU102`), and resets the falcon for FWSEC-FRTS only after it
+//! (`kgspBootstrap_TU102`); a driver that goes by the progress alone may cut devinit short.
 
 use super::{Gsp, Phase, fmc};
 use crate::chip::FalconGen;
@@ -9,7 +17,39 @@ use crate::memory::Target;
 use crate::units::falcon::fwsec::{FwsecCommand, SCRATCH_FRTS, SCRATCH_SB};
 use crate::units::falcon::loader;
 
+/// `NV_PFALCON_FALCON_CPUCTL` of the GSP falcon.
+const FALCON_CPUCTL: u32 = 0x0011_0100;
+/// Its `HALTED` bit.
+const CPUCTL_HALTED: u32 = 1 << 4;
+
+/// Whether devinit's FWSEC still runs on the GSP falcon (after a reset, until it halts).
+pub(super) fn devinit_runs(cx: &Cx) -> bool {
+    cx.now_ns < cx.world.devinit_halt_ns
+}
+
 impl Gsp {
+    /// A read of the falcon's `offset` as devinit's FWSEC runs: `CPUCTL.HALTED` clear.
+    pub(super) fn devinit_read(offset: u32, value: u32) -> u32 {
+        if offset == FALCON_CPUCTL {
+            value & !CPUCTL_HALTED
+        } else {
+            value
+        }
+    }
+
+    /// A write to the falcon while devinit's FWSEC runs on it: refused.
+    pub(super) fn devinit_write(cx: &mut Cx, offset: u32, value: u32) {
+        cx.log.warn(
+            "gsp",
+            format!(
+                "write of {value:#x} to GSP falcon register {offset:#x} refused: devinit's \
+                 FWSEC still runs on the GSP falcon (CPUCTL.HALTED reads 0); wait for the \
+                 halt first, as gpuWaitForGfwBootComplete_TU102 does (kflcnWaitForHalt) \
+                 before it reads GFW_BOOT"
+            ),
+        );
+    }
+
     /// Booter path: `booter_load` started the RISC-V core; GSP-RM boots with the libos
     /// arguments whose address the driver put in MAILBOX0/1 (`kgspBootstrapRiscvOSEarly_TU102`
     /// writes them before running the booter; tinygrad's `init_hw` the same).

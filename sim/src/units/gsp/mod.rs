@@ -299,7 +299,11 @@ impl Unit for Gsp {
 
     fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {
         if let Some(f) = self.falcon.as_mut().filter(|_| falcon_owned(offset)) {
-            return f.read(cx.now_ns, offset);
+            let value = f.read(cx.now_ns, offset);
+            if booter::devinit_runs(cx) {
+                return Gsp::devinit_read(offset, value);
+            }
+            return value;
         }
         match offset {
             MAILBOX0 => self.mailbox[0],
@@ -320,6 +324,10 @@ impl Unit for Gsp {
 
     fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
         if let Some(f) = self.falcon.as_mut().filter(|_| falcon_owned(offset)) {
+            if booter::devinit_runs(cx) {
+                Gsp::devinit_write(cx, offset, value);
+                return;
+            }
             f.write(cx, offset, value);
             if offset == FALCON_ENGINE && value & 1 == 1 && matches!(self.phase, Phase::Rm(_)) {
                 cx.log.warn(

@@ -1,12 +1,16 @@
 //! The GSP firmware, from the boot module: a `newc` cpio archive (what `cpio -H newc` and
-//! every initramfs tool write) holding `nvidia/<chip>/gsp/{fmc,gsp,bootloader}-570.144.bin`.
-//! The files are used where the loader put them; nothing is copied.
+//! every initramfs tool write) holding `nvidia/<chip>/gsp/{fmc,gsp,bootloader}-570.144.bin`
+//! on the FSP path's chips, `nvidia/<chip>/gsp/{booter_load,booter_unload,gsp,bootloader}
+//! -570.144.bin` (and `gen_bootloader` on Turing and GA100) on the booter path's. The VBIOS
+//! comes from BAR0's PROM window. The files are used where the loader put them; nothing is
+//! copied.
 
 use alloc::format;
 use alloc::string::String;
 
+use nvbare_core::boot::booter::BooterFirmware;
 use nvbare_core::boot::{Firmware, FirmwareFile};
-use nvbare_core::chip::Chip;
+use nvbare_core::chip::{BootPath, Chip};
 
 /// `newc` header: the magic and 13 eight-digit hex fields.
 const HEADER: usize = 110;
@@ -52,32 +56,51 @@ fn entries(archive: &[u8]) -> impl Iterator<Item = Result<Entry<'_>, usize>> {
     })
 }
 
-/// The chip's three files from `archive`.
+/// The chip's files from `archive` (see the module documentation).
 pub fn for_chip(archive: &'static [u8], chip: Chip) -> Result<Firmware<'static>, String> {
     let dir = format!("nvidia/{}/gsp/", chip.firmware_dir());
-    let find = |file: FirmwareFile| -> Result<&'static [u8], String> {
+    let lookup = |file: &str| -> Result<Option<&'static [u8]>, String> {
         for e in entries(archive) {
             let e = e.map_err(|at| {
                 format!("the firmware module is not a newc cpio archive (bad header at byte {at})")
             })?;
             let name = e.name.strip_prefix(b"./").unwrap_or(e.name);
-            if name.strip_prefix(dir.as_bytes()) == Some(file.file_name().as_bytes()) {
-                return Ok(e.data);
+            if name.strip_prefix(dir.as_bytes()) == Some(file.as_bytes()) {
+                return Ok(Some(e.data));
             }
         }
-        Err(format!(
-            "the firmware module has no {dir}{}: build it from the firmware cache \
-             (`cpio -H newc` of nvidia/{}/gsp, as tests/vm/embed does)",
-            file.file_name(),
-            chip.firmware_dir()
-        ))
+        Ok(None)
     };
-    Ok(Firmware {
-        fmc: find(FirmwareFile::Fmc)?,
-        gsp: find(FirmwareFile::GspRm)?,
-        bootloader: find(FirmwareFile::Bootloader)?,
-        // The FSP path's chips (GH100, GB10x, GB20x) need no booter files.
-        booter: Default::default(),
+    let find = |file: &str| -> Result<&'static [u8], String> {
+        lookup(file)?.ok_or_else(|| {
+            format!(
+                "the firmware module has no {dir}{file}: build it from the firmware cache \
+                 (`cpio -H newc` of nvidia/{}/gsp, as tests/vm/embed does)",
+                chip.firmware_dir()
+            )
+        })
+    };
+    let gsp = find(FirmwareFile::GspRm.file_name())?;
+    let bootloader = find(FirmwareFile::Bootloader.file_name())?;
+    Ok(match chip.arch().boot_path() {
+        BootPath::FspChainOfTrust => Firmware {
+            fmc: find(FirmwareFile::Fmc.file_name())?,
+            gsp,
+            bootloader,
+            booter: Default::default(),
+        },
+        BootPath::Sec2Booter => Firmware {
+            fmc: &[],
+            gsp,
+            bootloader,
+            booter: BooterFirmware {
+                booter_load: find("booter_load-570.144.bin")?,
+                booter_unload: find("booter_unload-570.144.bin")?,
+                vbios: None,
+                // Only Turing's and GA100's FWSEC needs it; the boot names it when missing.
+                generic_bootloader: lookup("gen_bootloader-570.144.bin")?.unwrap_or(&[]),
+            },
+        },
     })
 }
 
@@ -142,6 +165,32 @@ mod tests {
     }
 
     #[test]
+    fn the_booter_paths_files_are_found_without_an_fmc() {
+        let a = leak(newc(&[
+            ("nvidia/ad102/gsp/booter_load-570.144.bin", b"load"),
+            ("nvidia/ad102/gsp/booter_unload-570.144.bin", b"unload"),
+            ("nvidia/ad102/gsp/gsp-570.144.bin", b"gsp-rm image"),
+            ("nvidia/ad102/gsp/bootloader-570.144.bin", b"boot"),
+        ]));
+        let fw = for_chip(a, Chip::AD102).unwrap();
+        assert!(fw.fmc.is_empty());
+        assert_eq!(
+            (fw.booter.booter_load, fw.booter.booter_unload, fw.gsp),
+            (&b"load"[..], &b"unload"[..], &b"gsp-rm image"[..])
+        );
+        assert!(fw.booter.generic_bootloader.is_empty());
+        let e = for_chip(
+            leak(newc(&[("nvidia/ad102/gsp/gsp-570.144.bin", b"gsp")])),
+            Chip::AD102,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("no nvidia/ad102/gsp/bootloader-570.144.bin"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_missing_file_is_named_with_the_remedy() {
         let a = leak(newc(&[
             ("nvidia/gh100/gsp/fmc-570.144.bin", b"fmc"),
@@ -168,7 +217,7 @@ mod tests {
         for cut in [0, 50, 110, 130, good.len() - 1] {
             let e = for_chip(leak(good[..cut].to_vec()), Chip::GH100).unwrap_err();
             assert!(
-                e.contains("fmc") || e.contains("bad header"),
+                e.contains("has no nvidia/gh100/gsp/") || e.contains("bad header"),
                 "cut at {cut}: {e}"
             );
         }

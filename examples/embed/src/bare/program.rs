@@ -15,6 +15,9 @@ use super::board::Board;
 use super::report::Report;
 
 /// The committed test kernels (`core/tests/data/cubin/kernels.cu`).
+const SM80: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_80.cubin");
+const SM86: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_86.cubin");
+const SM89: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_89.cubin");
 const SM90: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_90.cubin");
 const SM120: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_120.cubin");
 
@@ -96,6 +99,9 @@ pub fn run(r: &mut Report, board: Board, fw: &Firmware<'_>) {
 /// BAR1 and counts the wrong ones; frees everything.
 fn vector_add(gpu: &mut Gpu<GspRm<Board>>) -> Result<((), String), String> {
     let cubin = match gpu.sm() {
+        80 => SM80,
+        86 => SM86,
+        89 => SM89,
         90 => SM90,
         120 => SM120,
         sm => return Err(format!("no committed kernels for sm_{sm}")),

@@ -416,6 +416,7 @@ fn the_kernel_table_matches_the_committed_cubins() {
         ("core/tests/data/cubin/kernels.sm_120.cubin", "sm_120"),
         ("core/tests/data/cubin/kernels.sm_86.cubin", "sm_86"),
         ("core/tests/data/cubin/kernels.sm_89.cubin", "sm_89"),
+        ("core/tests/data/cubin/kernels.sm_75.cubin", "sm_75"),
         ("host/data/bench_kernels.sm_90.cubin", "sm_90"),
         ("host/data/bench_kernels.sm_100.cubin", "sm_100"),
     ] {
@@ -426,7 +427,7 @@ fn the_kernel_table_matches_the_committed_cubins() {
             let end = text
                 .chunks_exact(16)
                 .position(|i| {
-                    // sm_90 on, and sm_8x (Ampere, Ada).
+                    // sm_90 on, and sm_75/sm_8x (Turing, Ampere, Ada).
                     i[..10] == [0x47, 0x79, 0xfc, 0, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff]
                         || i[..10] == [0x47, 0x79, 0, 0, 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff]
                 })

@@ -1,4 +1,5 @@
-//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated GA102 and AD102,
+//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated TU102, GA102 and
+//! AD102 (TU102's FWSEC, descriptor v2, through the generic bootloader),
 //! with NVIDIA's real GSP-RM, bootloader and booter files and the simulator's VBIOS (read
 //! through the PROM window): boot (GFW wait, FWSEC-FRTS, booter_load, the CPU sequencer,
 //! GSP_INIT_DONE, static info), tear down (UNLOADING_GUEST_DRIVER, FWSEC-SB, booter_unload),
@@ -19,6 +20,8 @@ struct Files {
     bootloader: Vec<u8>,
     load: Vec<u8>,
     unload: Vec<u8>,
+    /// `gen_bootloader-570.144.bin` (Turing, GA100; empty where the chip has none).
+    generic_bootloader: Vec<u8>,
 }
 
 impl Files {
@@ -31,7 +34,7 @@ impl Files {
                 booter_load: &self.load,
                 booter_unload: &self.unload,
                 vbios: None,
-                generic_bootloader: &[],
+                generic_bootloader: &self.generic_bootloader,
             },
         }
     }
@@ -56,6 +59,7 @@ fn files(chip: SimChip) -> Option<Files> {
             bootloader,
             load,
             unload,
+            generic_bootloader: read("gen_bootloader").unwrap_or_default(),
         }),
         _ => {
             eprintln!(
@@ -135,6 +139,11 @@ fn boot_twice_with(chip: SimChip, faults: FaultPlan) {
 #[test]
 fn ad102_boots_tears_down_and_boots_again_without_reset() {
     boot_twice(SimChip::Ad102);
+}
+
+#[test]
+fn tu102_boots_tears_down_and_boots_again_without_reset() {
+    boot_twice(SimChip::Tu102);
 }
 
 #[test]

@@ -16,6 +16,7 @@ use super::Timeouts;
 use super::error::{BootError, BootErrorKind, Stage};
 use super::identify::wpr2_up;
 use super::memory::BootMemory;
+use crate::falcon::{Engine, Falcon};
 use crate::gsp_rpc::GspRpc;
 use crate::hal::{Platform, PollError, Wait, try_poll_until};
 use crate::regs::falcon::{FalconMailbox0, RiscvCpuctl};
@@ -91,6 +92,10 @@ pub fn run<P: Platform>(
             log::debug!("teardown: GSP-RM never reported its processor suspended");
         }
         let mut cpuctl = 0;
+        // On the booter path the falcon generation says how a halted RISC-V core shows:
+        // Turing has no RISCV_CPUCTL (tu102 dev_riscv_pri.h), only
+        // RISCV_CORE_SWITCH_RISCV_STATUS.ACTIVE_STAT (kflcnIsRiscvActive_TU102).
+        let falcon_hal = booter.as_ref().map(|b| b.hal.booter.falcon());
         let wait = Wait::pausing("the GSP RISC-V core to halt", timeouts.halt_ns, PAUSE_NS);
         let r = try_poll_until(p.clock(), wait, || {
             let c = RiscvCpuctl::read(&*p, RiscvBase::GSP);
@@ -98,7 +103,11 @@ pub fn run<P: Platform>(
             if cpuctl == u32::MAX && !p.is_present() {
                 return Err(BootErrorKind::gone("polling NV_PRISCV_RISCV_CPUCTL"));
             }
-            Ok(c.halted().then_some(()))
+            let halted = match falcon_hal {
+                Some(hal) => hal.riscv_halted(&Falcon::new(&*p, p.clock(), Engine::Gsp, hal)),
+                None => c.halted(),
+            };
+            Ok(halted.then_some(()))
         });
         match r {
             Ok(()) => report.halted = true,

@@ -6,7 +6,9 @@
 //! GB100, what nvidia-smi reports of a B200.
 
 mod booter;
+mod turing;
 pub use booter::{AD102, GA102};
+pub use turing::TU102;
 
 /// How the GPU's firmware is started on this chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,16 +163,19 @@ pub enum SimChip {
     Ga102,
     /// Ada AD102 (RTX 4090: device id 0x2684, 24 GiB, 128 SMs), booter path.
     Ad102,
+    /// Turing TU102 (RTX 2080 Ti: device id 0x1e04, 11 GiB, 68 SMs), booter path.
+    Tu102,
 }
 
 impl SimChip {
     /// Every simulated chip.
-    pub const ALL: [SimChip; 5] = [
+    pub const ALL: [SimChip; 6] = [
         SimChip::Gh100,
         SimChip::Gb100,
         SimChip::Gb202,
         SimChip::Ga102,
         SimChip::Ad102,
+        SimChip::Tu102,
     ];
 
     /// The chip's facts.
@@ -181,10 +186,12 @@ impl SimChip {
             SimChip::Gb100 => &GB100_B200,
             SimChip::Ga102 => &booter::GA102,
             SimChip::Ad102 => &booter::AD102,
+            SimChip::Tu102 => &turing::TU102,
         }
     }
 
-    /// The chip named `name` ("gh100", "gb100", "gb202", "ga102", "ad102"; case-insensitive).
+    /// The chip named `name` ("gh100", "gb100", "gb202", "ga102", "ad102", "tu102";
+    /// case-insensitive).
     pub fn from_name(name: &str) -> Option<SimChip> {
         SimChip::ALL
             .into_iter()

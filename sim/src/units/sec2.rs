@@ -32,9 +32,10 @@ pub struct Sec2 {
 
 impl Sec2 {
     /// Power-on state.
-    pub fn new(_spec: &ChipSpec) -> Sec2 {
+    pub fn new(spec: &ChipSpec) -> Sec2 {
         Sec2 {
-            core: FalconCore::new("sec2", SEC2_BASE, true, IMEM, DMEM),
+            core: FalconCore::new("sec2", SEC2_BASE, true, IMEM, DMEM)
+                .with_turing(spec.is_turing()),
             gsp_halted: true,
         }
     }

@@ -79,6 +79,7 @@ pub fn fuse_version(v: u32) -> u32 {
 pub fn signature_target(chip: SimChip) -> GspSignatureTarget {
     match chip {
         SimChip::Ad102 => GspSignatureTarget::Ad10x,
+        SimChip::Tu102 => GspSignatureTarget::Tu10x,
         _ => GspSignatureTarget::Ga10x,
     }
 }

@@ -113,7 +113,7 @@ pub fn facts(chip: SimChip) -> ChipFacts {
             signature: GspSignatureTarget::Gb10x,
             scheme: FmcSignatureScheme::EcdsaP384,
         },
-        SimChip::Ga102 | SimChip::Ad102 => {
+        SimChip::Ga102 | SimChip::Ad102 | SimChip::Tu102 => {
             panic!(
                 "the FSP rig boots Hopper and Blackwell; the booter chips boot in booter_boot.rs"
             )

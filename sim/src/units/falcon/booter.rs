@@ -15,6 +15,12 @@
 //! - `BROM_PARAADDR(0)` is the patch location inside DMEM, `BROM_ENGIDMASK` and
 //!   `BROM_CURR_UCODE_ID` are the file's patch metadata, `MOD_SEL` is RSA3K.
 //!
+//! On Turing (no boot ROM parameters, no ucode fuses: signature `numSigs - 1 - 0`) the booter
+//! is loaded by PIO as `s_prepareHsFalconDirect` (kernel_gsp_falcon_tu102.c) does it: the OS
+//! code (`osCodeOffset`, `osCodeSize`) as non-secure code at IMEM 0 tagged with its offset,
+//! the application after it as secure code, the data at DMEM 0, BOOTVEC 0 and
+//! `FBIF_CTL.ALLOW_PHYS_NO_CTX` set (`kflcnDisableCtxReq_HAL`); those are checked instead.
+//!
 //! `booter_load` takes the WPR meta's address from MAILBOX0/1 (`kgspExecuteBooterLoad_TU102`
 //! puts it there) and checks it as `kgspCalculateFbLayout_TU102` fills it; its result is
 //! MAILBOX0: 0 on success (OpenRM and tinygrad test it). The simulator's codes for a refusal
@@ -104,7 +110,9 @@ pub fn check_load(
                 continue;
             }
         }
-        if core.bootvec != app.offset {
+        if core.turing {
+            turing_load(core, &hs, kind)?;
+        } else if core.bootvec != app.offset {
             return err(
                 0xb0,
                 format!(
@@ -126,16 +134,22 @@ pub fn check_load(
                     kind.file()
                 ),
             })?;
-        for (name, got, want) in [
-            ("BROM_PARAADDR(0)", core.pkc_offset(), pkc),
-            (
-                "BROM_ENGIDMASK",
-                core.engine_id_mask(),
-                hs.meta.engine_id_mask,
-            ),
-            ("BROM_CURR_UCODE_ID", core.ucode_id(), hs.meta.ucode_id),
-            ("MOD_SEL", core.mod_sel(), MOD_SEL_RSA3K),
-        ] {
+        let brom = if core.turing {
+            // Turing: no FALCON2 block, the signature sits in the image the falcon checks.
+            vec![]
+        } else {
+            vec![
+                ("BROM_PARAADDR(0)", core.pkc_offset(), pkc),
+                (
+                    "BROM_ENGIDMASK",
+                    core.engine_id_mask(),
+                    hs.meta.engine_id_mask,
+                ),
+                ("BROM_CURR_UCODE_ID", core.ucode_id(), hs.meta.ucode_id),
+                ("MOD_SEL", core.mod_sel(), MOD_SEL_RSA3K),
+            ]
+        };
+        for (name, got, want) in brom {
             if got != want {
                 return err(
                     0xb0,
@@ -169,6 +183,44 @@ pub fn check_load(
         0xb0,
         format!("SEC2's IMEM holds no booter the simulator knows: {last}"),
     )
+}
+
+/// Turing's PIO load (`s_prepareHsFalconDirect`): the OS code at IMEM 0, BOOTVEC 0, physical
+/// DMA allowed without a context.
+fn turing_load(core: &FalconCore, hs: &HsUcode<'_>, kind: BooterKind) -> Result<(), BooterError> {
+    let lh = &hs.load_header;
+    let os = &hs.image[lh.os_code_offset as usize..(lh.os_code_offset + lh.os_code_size) as usize];
+    match core.imem_virtual(lh.os_code_offset, os.len(), false) {
+        Ok(loaded) if loaded == os => {}
+        _ => {
+            return err(
+                0xb0,
+                format!(
+                    "IMEM does not hold {}'s OS code ({:#x} bytes tagged {:#x}) \
+                     (s_prepareHsFalconDirect copies it to IMEM 0)",
+                    kind.file(),
+                    os.len(),
+                    lh.os_code_offset
+                ),
+            );
+        }
+    }
+    if core.bootvec != 0 {
+        return err(
+            0xb0,
+            format!(
+                "BOOTVEC {:#x}: s_prepareHsFalconDirect starts the ucode at 0",
+                core.bootvec
+            ),
+        );
+    }
+    if core.held(super::FBIF_CTL) & (1 << 7) == 0 {
+        return err(
+            0xb0,
+            "FBIF_CTL.ALLOW_PHYS_NO_CTX is clear: kflcnDisableCtxReq_HAL sets it before the load",
+        );
+    }
+    Ok(())
 }
 
 /// `booter_load`'s work: the WPR meta at `meta_addr` (from MAILBOX0/1), checked against the

@@ -88,9 +88,11 @@ impl Fwsec {
     fn v3(&self) -> Result<&nvbare_gsp::vbios::FwsecDescV3, String> {
         match &self.info.desc {
             FwsecDesc::V3(d) => Ok(d),
-            FwsecDesc::V2(_) => {
-                Err("FWSEC descriptor v2 (Turing, GA100) is not modelled yet".into())
-            }
+            FwsecDesc::V2(_) => Err(
+                "FWSEC's descriptor is version 2: it runs through the generic bootloader \
+                 (Fwsec::run_with_loader), not from the boot ROM"
+                    .into(),
+            ),
         }
     }
 
@@ -188,6 +190,98 @@ impl Fwsec {
             return Err(format!(
                 "the signature at PKCDataOffset {pkc:#x} is not the one for fuse version \
                  {fuse_version}: the boot ROM refuses FWSEC"
+            ));
+        }
+        let word =
+            |at: usize| u32::from_le_bytes([dmem[at], dmem[at + 1], dmem[at + 2], dmem[at + 3]]);
+        match word(init_cmd) {
+            CMD_FRTS => frts(&dmem[cmd.0..cmd.0 + cmd.1], fb),
+            CMD_SB => Ok(FwsecCommand::Sb),
+            c => Err(format!(
+                "the DMEM mapper's init_cmd is {c:#x}: FWSEC knows FRTS (0x15) and SB (0x19)"
+            )),
+        }
+    }
+}
+
+impl Fwsec {
+    /// Whether this FWSEC has a version-2 descriptor (Turing, GA100): it runs through the
+    /// generic bootloader ([`Self::run_with_loader`]).
+    pub fn needs_loader(&self) -> bool {
+        matches!(self.info.desc, FwsecDesc::V2(_))
+    }
+
+    /// A version-2 FWSEC through the generic bootloader ([`super::loader`]): the code the
+    /// loader fetched must be FWSEC's IMEM image split as `s_vbiosFillFlcnUcodeFromDescV2`
+    /// splits it (non-secure `IMEMPhysBase`, `IMEMLoadSize - IMEMSecSize`; secure `IMEMSecBase
+    /// - IMEMVirtBase + IMEMPhysBase`, `IMEMSecSize` aligned to 256), the data FWSEC's DMEM
+    /// image (`DMEMLoadSize` bytes) with only the DMEM mapper patched. Version 2 has no
+    /// signature list and Turing no ucode fuses: the falcon authenticates the secure part
+    /// itself, which the simulator takes as given once the bytes are FWSEC's.
+    pub fn run_with_loader(
+        &self,
+        cx: &crate::device::Cx,
+        core: &FalconCore,
+        fb: u64,
+    ) -> Result<FwsecCommand, String> {
+        let FwsecDesc::V2(d) = &self.info.desc else {
+            return Err("FWSEC's descriptor is version 3: it boots from the boot ROM".into());
+        };
+        if let Some(e) = &core.dma_error {
+            return Err(format!("a DMA into the falcon failed: {e}"));
+        }
+        let l = super::loader::run(cx, core)?;
+        let ns = (
+            d.imem_phys_base,
+            d.imem_load_size.saturating_sub(d.imem_sec_size),
+        );
+        let sec = (
+            d.imem_sec_base
+                .wrapping_sub(d.imem_virt_base)
+                .wrapping_add(d.imem_phys_base),
+            d.imem_sec_size.next_multiple_of(256),
+        );
+        if (l.desc.non_secure, l.desc.secure) != (ns, sec) {
+            return Err(format!(
+                "the loader's code parts are {:#x?} and {:#x?}; FWSEC's descriptor makes them \
+                 {ns:#x?} (non-secure) and {sec:#x?} (secure)",
+                l.desc.non_secure, l.desc.secure
+            ));
+        }
+        let rom = &self.vbios.bytes;
+        let len = d.imem_load_size as usize;
+        let imem = &rom[self.info.ucode_offset..self.info.ucode_offset + len];
+        let at = d.imem_phys_base as usize;
+        let fetched = l.code.get(at..(at + len).min(l.code.len())).unwrap_or(&[]);
+        if fetched.len() < len || fetched != imem {
+            return Err(format!(
+                "the code buffer does not hold FWSEC's {len:#x} bytes of IMEM at {at:#x}"
+            ));
+        }
+        let (dmem_at, dmem_len) = self.info.dmem;
+        if l.desc.data_size as usize != dmem_len {
+            return Err(format!(
+                "the loader copies {:#x} bytes of data; FWSEC's DMEMLoadSize is {dmem_len:#x}",
+                l.desc.data_size
+            ));
+        }
+        let base = d.dmem_phys_base as usize;
+        let Some(dmem) = l.data.get(base..base + dmem_len) else {
+            return Err("the data buffer is smaller than FWSEC's data".into());
+        };
+        let m = &self.info.dmem_mapper;
+        let init_cmd = m.dmem_offset as usize + DMEM_MAPPER_INIT_CMD;
+        let cmd = (
+            m.cmd_in_buffer_offset as usize,
+            m.cmd_in_buffer_size as usize,
+        );
+        let want = &rom[dmem_at..dmem_at + dmem_len];
+        let patched =
+            |i: usize| (init_cmd..init_cmd + 4).contains(&i) || (cmd.0..cmd.0 + cmd.1).contains(&i);
+        if let Some(i) = (0..dmem_len).find(|&i| !patched(i) && dmem[i] != want[i]) {
+            return Err(format!(
+                "data byte {i:#x} differs from FWSEC's (only the DMEM mapper's init_cmd and the \
+                 command buffer are patched)"
             ));
         }
         let word =

@@ -20,9 +20,17 @@
 //! 0, CORE_SELECT 4, BRFETCH 8)). `TRANSCFG_TARGET` 0 is local FB (not in the published
 //! header; nova-core's `FalconFbifTarget::LocalFb`, tinygrad's "target=0 is FB"), 1 and 2
 //! coherent and non-coherent sysmem.
+//!
+//! Turing (TU10x, [`FalconCore::turing`]) differs, each from turing/tu102's published headers:
+//! `HWCFG2` has only `RISCV` (10) (`dev_falcon_v4.h`: no MEM_SCRUBBING, no RESET_READY), so
+//! scrubbing shows only in `DMACTL` (DMEM_SCRUBBING 1, IMEM_SCRUBBING 2); there is no FALCON2
+//! block (no `dev_falcon_second_pri.h`: no BROM parameters, no MOD_SEL) and no `RISCV_CPUCTL`
+//! or `RISCV_BCR_CTRL` (`dev_riscv_pri.h` has neither): no core select, the RISC-V core's state
+//! is `RISCV_CORE_SWITCH_RISCV_STATUS` (0x240, ACTIVE_STAT 0; `kflcnIsRiscvActive_TU102`).
 
 pub mod booter;
 pub mod fwsec;
+pub mod loader;
 
 use std::collections::BTreeMap;
 
@@ -84,6 +92,8 @@ pub const BROM_PARAADDR: u32 = 0x1210;
 pub const RISCV_CPUCTL: u32 = 0x1388;
 /// `NV_PRISCV_RISCV_BCR_CTRL`.
 pub const BCR_CTRL: u32 = 0x1668;
+/// `NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS` (Turing; tu102 `dev_riscv_pri.h` 0x240).
+pub const RISCV_CORE_SWITCH_STATUS: u32 = 0x1240;
 /// `NV_PFALCON2_FALCON_MOD_SEL_ALGO_RSA3K`.
 pub const MOD_SEL_RSA3K: u32 = 1;
 
@@ -154,6 +164,8 @@ pub struct FalconCore {
     regs: BTreeMap<u32, u32>,
     /// Why the last DMA failed, if one did (the ucode's model refuses to run then).
     pub dma_error: Option<String>,
+    /// A Turing falcon (see the module's notes).
+    pub turing: bool,
 }
 
 impl FalconCore {
@@ -182,7 +194,24 @@ impl FalconCore {
             dmemc: 0,
             regs: BTreeMap::new(),
             dma_error: None,
+            turing: false,
         }
+    }
+
+    /// The same falcon as Turing has it (module notes): `turing` from the chip's
+    /// `NV_PMC_BOOT_42` architecture (0x16, TU100).
+    pub fn with_turing(mut self, turing: bool) -> Self {
+        self.turing = turing;
+        self
+    }
+
+    /// Whether `rel` is a register Turing's falcon does not have: the FALCON2 block's BROM
+    /// parameters and MOD_SEL, `RISCV_CPUCTL`, `RISCV_BCR_CTRL`.
+    fn absent_on_turing(rel: u32) -> bool {
+        matches!(
+            rel,
+            MOD_SEL | BROM_UCODE_ID | BROM_ENGIDMASK | BROM_PARAADDR | RISCV_CPUCTL | BCR_CTRL
+        )
     }
 
     /// Whether `offset` (BAR0) is this falcon's (its 0x2000 bytes: falcon, FBIF, FALCON2,
@@ -194,6 +223,17 @@ impl FalconCore {
     /// `RISCV_BCR_CTRL.CORE_SELECT` is the RISC-V core.
     pub fn riscv_selected(&self) -> bool {
         self.bcr_ctrl & (1 << 4) != 0
+    }
+
+    /// `FBIF_TRANSCFG(ctx)` as written (0 past the eight contexts).
+    pub fn transcfg(&self, ctx: usize) -> u32 {
+        self.transcfg.get(ctx).copied().unwrap_or(0)
+    }
+
+    /// A register of the falcon's range held as written (`FBIF_CTL`, `DMACTL`, ...), by its
+    /// offset from the base.
+    pub fn held(&self, rel: u32) -> u32 {
+        self.regs.get(&rel).copied().unwrap_or(0)
     }
 
     /// `BROM_PARAADDR(0)`.
@@ -269,6 +309,16 @@ impl FalconCore {
     /// A BAR0 read of `offset` (claimed).
     pub fn read(&mut self, now_ns: u64, offset: u32) -> u32 {
         let rel = offset - self.base;
+        if self.turing {
+            match rel {
+                // tu102 dev_falcon_v4.h: HWCFG2 holds RISCV (10) only.
+                HWCFG2 => return u32::from(self.has_riscv) << 10,
+                // tu102 dev_riscv_pri.h: ACTIVE_STAT (0).
+                RISCV_CORE_SWITCH_STATUS => return u32::from(self.riscv_active),
+                r if Self::absent_on_turing(r) => return 0,
+                _ => {}
+            }
+        }
         match rel {
             MAILBOX0 => self.mailbox[0],
             MAILBOX1 => self.mailbox[1],
@@ -317,6 +367,17 @@ impl FalconCore {
     /// A BAR0 write of `offset` (claimed).
     pub fn write(&mut self, cx: &mut Cx, offset: u32, value: u32) {
         let rel = offset - self.base;
+        if self.turing && Self::absent_on_turing(rel) {
+            cx.log.warn(
+                self.name,
+                format!(
+                    "write of {value:#x} to {:#x}: Turing's falcon has no such register (no FALCON2 \
+                     BROM parameters, no RISCV_CPUCTL/BCR_CTRL in turing/tu102's headers); ignored",
+                    offset
+                ),
+            );
+            return;
+        }
         match rel {
             MAILBOX0 => self.mailbox[0] = value,
             MAILBOX1 => self.mailbox[1] = value,

@@ -14,7 +14,9 @@ impl Gsp {
         let Some(f) = self.falcon.as_mut() else {
             return;
         };
-        if f.in_reset || !f.riscv_selected() {
+        // Turing has no core select: its GSP runs RISC-V after reset (kflcnSwitchToFalcon_TU102
+        // does nothing; tu102 dev_riscv_pri.h has no BCR_CTRL).
+        if f.in_reset || !(f.turing || f.riscv_selected()) {
             cx.log.warn(
                 "gsp",
                 "the booter started the GSP's RISC-V core, but the GSP is held in reset or its \
@@ -53,7 +55,12 @@ impl Gsp {
             return;
         };
         let fuse = crate::units::gfw::fwsec_fuse_version(cx);
-        match fw.run(f, fuse, cx.spec.vram_bytes) {
+        let ran = if fw.needs_loader() {
+            fw.run_with_loader(cx, f, cx.spec.vram_bytes)
+        } else {
+            fw.run(f, fuse, cx.spec.vram_bytes)
+        };
+        match ran {
             Ok(FwsecCommand::Frts { offset, size }) => {
                 if cx.world.wpr2.1 != 0 {
                     cx.log.warn(

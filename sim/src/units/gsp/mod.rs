@@ -140,8 +140,10 @@ impl Gsp {
     pub fn new(spec: &ChipSpec) -> Gsp {
         let booter = spec.booter.is_some();
         Gsp {
-            falcon: booter
-                .then(|| FalconCore::new("gsp", GSP_RANGE.0, true, FALCON_MEM, FALCON_MEM)),
+            falcon: booter.then(|| {
+                FalconCore::new("gsp", GSP_RANGE.0, true, FALCON_MEM, FALCON_MEM)
+                    .with_turing(spec.is_turing())
+            }),
             fwsec: if booter { Fwsec::of(spec) } else { None },
             phase: Phase::Idle,
             mailbox: [0; 2],

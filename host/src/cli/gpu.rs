@@ -63,7 +63,8 @@ pub struct GpuArgs {
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<String>,
     /// With --backend sim: the chip simulated, gh100 (an H200), gb100 (a B200) or gb202 (an
-    /// RTX 5090) [default: gh100].
+    /// RTX 5090), or on the booter path ga102 (an RTX 3090), ad102 (an RTX 4090) or tu102 (an
+    /// RTX 2080 Ti) [default: gh100].
     #[arg(long, value_parser = super::setup::parse_chip)]
     pub chip: Option<SimChip>,
     /// With --backend vfio: accept a GPU in VFIO's no-IOMMU mode. UNSAFE: without an IOMMU

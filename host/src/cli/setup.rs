@@ -47,7 +47,7 @@ pub enum SimCommand {
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// The chip every GPU simulates: gh100 (an H200), gb100 (a B200), gb202 (an RTX 5090), or
-    /// on the booter path ga102 (an RTX 3090) or ad102 (an RTX 4090).
+    /// on the booter path ga102 (an RTX 3090), ad102 (an RTX 4090) or tu102 (an RTX 2080 Ti).
     #[arg(long, value_parser = parse_chip)]
     pub chip: SimChip,
     /// Address to listen on (port 0 picks a free one).
@@ -79,7 +79,7 @@ pub struct ServeArgs {
 /// Where `--hwref` defaults to, under `$NVBARE_REFERENCE`.
 const PUBLISHED: &str = "open-gpu-kernel-modules-570.144/src/common/inc/swref/published";
 
-/// `--chip` of the simulator: `gh100`, `gb100`, `gb202`, `ga102` or `ad102`.
+/// `--chip` of the simulator: `gh100`, `gb100`, `gb202`, `ga102`, `ad102` or `tu102`.
 pub(super) fn parse_chip(s: &str) -> Result<SimChip, String> {
     SimChip::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = SimChip::ALL.iter().map(|c| c.spec().name).collect();

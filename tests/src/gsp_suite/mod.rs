@@ -38,6 +38,9 @@ pub fn kernels_for(sm: u32) -> Option<&'static [u8]> {
         86 => Some(include_bytes!(
             "../../../core/tests/data/cubin/kernels.sm_86.cubin"
         )),
+        75 => Some(include_bytes!(
+            "../../../core/tests/data/cubin/kernels.sm_75.cubin"
+        )),
         _ => None,
     }
 }

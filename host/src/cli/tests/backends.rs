@@ -163,7 +163,7 @@ fn an_unknown_simulated_chip_is_a_usage_error() {
         .expect_err("refused");
     assert!(
         e.to_string()
-            .contains("the simulator has gh100, gb100, gb202, ga102 and ad102"),
+            .contains("the simulator has gh100, gb100, gb202, ga102, ad102 and tu102"),
         "{e}"
     );
 }

@@ -10,6 +10,7 @@
 pub mod booter;
 pub mod queue;
 pub mod rm;
+pub mod turing;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -52,6 +53,13 @@ pub fn firmware_dir(chip: &str) -> Option<PathBuf> {
     // The FSP path boots with the FMC, the booter path with the booters.
     let files: &[&str] = match chip {
         "ga102" | "ad102" => &["booter_load", "booter_unload", "gsp", "bootloader"],
+        "tu102" => &[
+            "booter_load",
+            "booter_unload",
+            "gsp",
+            "bootloader",
+            "gen_bootloader",
+        ],
         _ => &["fmc", "gsp", "bootloader"],
     };
     let have = files.iter().all(|n| {

@@ -374,13 +374,17 @@ fn real_kernel_launch_round_trips_for_turing_ampere_hopper_blackwell() {
         // The launch methods carry the QMD address.
         let mut pb = PushBuffer::new();
         pb.set_object(Subchannel::COMPUTE, class).unwrap();
-        compute::launch_qmd(&mut pb, 0x40_0000_0000, PcasAction::PrefetchSchedule).unwrap();
+        compute::launch_qmd_for(class, &mut pb, 0x40_0000_0000, PcasAction::PrefetchSchedule)
+            .unwrap();
         let ops = Decoder::new().decode(pb.words()).unwrap();
+        // TURING_COMPUTE_A: SEND_SIGNALING_PCAS_B INVALIDATE | SCHEDULE, read as PCAS2's
+        // INVALIDATE_COPY_SCHEDULE (3); the others PREFETCH_SCHEDULE (9).
+        let action = if class == 0xc5c0 { 3 } else { 9 };
         assert_eq!(
             ops[1],
             Operation::LaunchQmd {
                 qmd_va: 0x40_0000_0000,
-                action: 9
+                action
             }
         );
     }

@@ -85,6 +85,14 @@ const TU102_CLASSES: &[u32] = &[
     0xc5b5, // TURING_DMA_COPY_A
 ];
 
+impl ChipSpec {
+    /// A Turing chip (`NV_PMC_BOOT_42` architecture 0x16, TU100): its falcons lack what
+    /// GA10x added (`crate::units::falcon`'s notes).
+    pub fn is_turing(&self) -> bool {
+        self.pmc_boot_42 >> 24 & 0x3f == 0x16
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,13 +111,5 @@ mod tests {
             !TU102.classes.contains(&0xc561),
             "no AMPERE_USERMODE_A on TU102"
         );
-    }
-}
-
-impl ChipSpec {
-    /// A Turing chip (`NV_PMC_BOOT_42` architecture 0x16, TU100): its falcons lack what
-    /// GA10x added (`crate::units::falcon`'s notes).
-    pub fn is_turing(&self) -> bool {
-        self.pmc_boot_42 >> 24 & 0x3f == 0x16
     }
 }

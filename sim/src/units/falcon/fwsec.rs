@@ -213,8 +213,8 @@ impl Fwsec {
 
     /// A version-2 FWSEC through the generic bootloader ([`super::loader`]): the code the
     /// loader fetched must be FWSEC's IMEM image split as `s_vbiosFillFlcnUcodeFromDescV2`
-    /// splits it (non-secure `IMEMPhysBase`, `IMEMLoadSize - IMEMSecSize`; secure `IMEMSecBase
-    /// - IMEMVirtBase + IMEMPhysBase`, `IMEMSecSize` aligned to 256), the data FWSEC's DMEM
+    /// splits it (non-secure `IMEMPhysBase`, `IMEMLoadSize - IMEMSecSize`; secure
+    /// `IMEMSecBase - IMEMVirtBase + IMEMPhysBase`, `IMEMSecSize` aligned to 256), the data FWSEC's DMEM
     /// image (`DMEMLoadSize` bytes) with only the DMEM mapper patched. Version 2 has no
     /// signature list and Turing no ucode fuses: the falcon authenticates the secure part
     /// itself, which the simulator takes as given once the bytes are FWSEC's.

@@ -109,7 +109,7 @@ fn boot_twice(chip: SimChip) {
 fn boot_twice_with(chip: SimChip, faults: FaultPlan) {
     let Some(files) = files(chip) else { return };
     let g = Arc::new(SimGpu::with_faults(chip, faults).expect("simulated GPU"));
-    let gsp = boot_ok(SimPlatform::new(g), &files);
+    let gsp = boot_ok(SimPlatform::new(g.clone()), &files);
     let report = gsp.report().clone();
     assert_eq!(
         report.stages.iter().map(|s| s.stage).collect::<Vec<_>>(),
@@ -134,6 +134,8 @@ fn boot_twice_with(chip: SimChip, faults: FaultPlan) {
     let (p, r) = gsp.shutdown();
     r.expect("second teardown");
     assert_eq!(p.dma_outstanding(), 0);
+    // Both boots and teardowns touched only registers the simulated chip decodes.
+    assert_eq!(g.unclaimed_registers(), vec![]);
 }
 
 #[test]

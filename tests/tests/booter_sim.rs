@@ -1,5 +1,6 @@
-//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated GA102, AD102 and
-//! GA100 (whose FWSEC runs through the generic bootloader and whose booter loads by PIO),
+//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated GA102, AD102,
+//! GA100 and TU102 (whose FWSEC, descriptor v2, runs through the generic bootloader and whose
+//! booter loads by PIO),
 //! with NVIDIA's real GSP-RM, bootloader and booter files and the simulator's VBIOS (read
 //! through the PROM window): boot (GFW wait, FWSEC-FRTS, booter_load, the CPU sequencer,
 //! GSP_INIT_DONE, static info), tear down (UNLOADING_GUEST_DRIVER, FWSEC-SB, booter_unload),
@@ -20,7 +21,7 @@ struct Files {
     bootloader: Vec<u8>,
     load: Vec<u8>,
     unload: Vec<u8>,
-    /// `gen_bootloader` (TU10x, GA100; empty elsewhere).
+    /// `gen_bootloader-570.144.bin` (TU10x, GA100; empty where the chip has none).
     generic_bootloader: Vec<u8>,
 }
 
@@ -140,12 +141,19 @@ fn boot_twice_on(chip: SimChip, faults: FaultPlan) -> Option<Arc<SimGpu>> {
     let (p, r) = gsp.shutdown();
     r.expect("second teardown");
     assert_eq!(p.dma_outstanding(), 0);
+    // Both boots and teardowns touched only registers the simulated chip decodes.
+    assert_eq!(g.unclaimed_registers(), vec![]);
     Some(g)
 }
 
 #[test]
 fn ad102_boots_tears_down_and_boots_again_without_reset() {
     boot_twice(SimChip::Ad102);
+}
+
+#[test]
+fn tu102_boots_tears_down_and_boots_again_without_reset() {
+    boot_twice(SimChip::Tu102);
 }
 
 #[test]

@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use nvbare_core::boot::booter::BooterFirmware;
 use nvbare_core::boot::{self, BootOptions, Firmware, Gsp, Stage};
+use nvbare_core::gsp_rpc::RpcErrorKind;
+use nvbare_gsp::rpc::commands::Command;
 use nvbare_sim::{FaultPlan, SimChip, SimGpu, SimPlatform};
 
 struct Files {
@@ -180,6 +182,35 @@ fn ga100_boots_tears_down_and_boots_again_without_reset() {
     assert_eq!(has("FWSEC-SB ran"), 2, "{text:#?}");
     assert_eq!(has("booter_unload: WPR2 lowered"), 2, "{text:#?}");
     assert_eq!(has("refused"), 0, "{text:#?}");
+}
+
+/// GSP-RM halting under a call fails it at once (`RpcErrorKind::GspHalted`), not after the
+/// reply timeout, on TU102 and GA100 too, whose falcons have no `RISCV_CPUCTL`: the RPC
+/// channel's halt watch asks the chip's falcon HAL (`CORE_SWITCH_RISCV_STATUS`,
+/// `kflcnIsRiscvActive_TU102`). Teardown after the crash still frees every DMA buffer.
+#[test]
+fn a_gsp_rm_halt_fails_the_call_at_once_on_turing_style_falcons() {
+    for chip in [SimChip::Tu102, SimChip::Ga100] {
+        let Some(files) = files(chip) else {
+            return;
+        };
+        let g = Arc::new(SimGpu::new(chip).expect("simulated GPU"));
+        let mut gsp = boot_ok(SimPlatform::new(g.clone()), &files);
+        // NV_PGSP_FALCON_ENGINE: the reset halts the simulated GSP-RM, as a crash would.
+        g.bar0_write(0x0011_03c0, 1);
+        let cmd = Command::unloading_guest_driver(false, false, 0);
+        let e = gsp
+            .rpc()
+            .call_within(&cmd, 10_000_000_000)
+            .expect_err("GSP-RM halted");
+        assert!(
+            matches!(e.kind, RpcErrorKind::GspHalted { .. }),
+            "{}: {e}",
+            chip.spec().name
+        );
+        let (p, _) = gsp.shutdown();
+        assert_eq!(p.dma_outstanding(), 0, "DMA memory leaked");
+    }
 }
 
 /// A board fused for FWSEC's older signature: the fuse is read

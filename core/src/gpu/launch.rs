@@ -575,7 +575,7 @@ mod tests {
             LaunchTuning::parse("cbpre=0").map(|t| t.cbuf_prefetch),
             Ok(false)
         );
-        assert!(LaunchTuning::DEFAULT.cbuf_prefetch);
+        const { assert!(LaunchTuning::DEFAULT.cbuf_prefetch) };
         assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
     }
 }

@@ -100,7 +100,8 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<BlDmemDesc, String> {
         .len()
         .checked_sub(code.len().div_ceil(BLOCK))
         .ok_or("the generic bootloader is larger than IMEM")?;
-    // CAST: block counts of a 64 KiB IMEM.
+    // PANIC: `top` is at most the block count (checked_sub above). CAST: block counts of a
+    // 64 KiB IMEM.
     let tagged = core.imem_blocks[top..]
         .iter()
         .enumerate()

@@ -1,6 +1,6 @@
 //! The GSP on the booter path (GA102, AD102, GA100, TU102): FWSEC on its falcon core (on
-//! GA100 and TU102 through the generic bootloader, [`loader`]), GSP-RM started on its RISC-V core by the
-//! booter ([`Signal::BooterStartedGsp`](crate::device::Signal)).
+//! GA100 and TU102 through the generic bootloader, [`loader`]), GSP-RM started on its RISC-V
+//! core by the booter ([`Signal::BooterStartedGsp`](crate::device::Signal)).
 //!
 //! After a reset the falcon is devinit's until devinit's FWSEC halts on it
 //! (`World::devinit_halt_ns`, a little after GFW boot reads complete): `CPUCTL.HALTED`

@@ -448,8 +448,9 @@ fn tu102_falcons_lack_what_ga10x_added() {
 }
 
 /// The generic bootloader's setup is checked as `s_prepareHsFalconWithLoader` makes it: its
-/// DMA context physical sysmem, the descriptor's ctxDma 4, the loader's code at the top of
-/// IMEM; FRTS stays down otherwise.
+/// DMA context physical sysmem, the descriptor's ctxDma 4 and zero signature, the loader's
+/// code at the top of IMEM; what it fetches must be FWSEC's code parts and `DMEMLoadSize`
+/// bytes of data (`s_vbiosFillFlcnUcodeFromDescV2`). FRTS stays down otherwise.
 #[test]
 fn tu102_fwsec_refuses_a_wrong_loader_setup() {
     let Some(r) = rig(SimChip::Tu102) else {
@@ -462,6 +463,13 @@ fn tu102_fwsec_refuses_a_wrong_loader_setup() {
     assert!(warned(&r, "does not hold the generic bootloader's code"));
     r.fwsec_v2_with(CMD_FRTS, frts, |s| s.start_tag += 1);
     assert!(warned(&r, "no IMEM block is tagged") || warned(&r, "BOOTVEC"));
+    // RM_FLCN_BL_DMEM_DESC: signature[0] at 16, secureCodeSize at 56, dataSize at 72.
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.desc[16] = 1);
+    assert!(warned(&r, "has signature [1, 0, 0, 0]"));
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.desc[57] ^= 1);
+    assert!(warned(&r, "FWSEC's descriptor makes them"));
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.desc[72] ^= 4);
+    assert!(warned(&r, "FWSEC's DMEMLoadSize is"));
     assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0, "no FRTS");
     assert_eq!(r.fwsec_v2_with(CMD_FRTS, frts, |_| {}), 0);
     assert_ne!(r.gpu.bar0_read(WPR2_ADDR_HI), 0, "FRTS up");

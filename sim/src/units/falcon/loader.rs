@@ -123,7 +123,7 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<BlDmemDesc, String> {
     let d = BlDmemDesc::read(&core.dmem).ok_or("DMEM cannot hold RM_FLCN_BL_DMEM_DESC")?;
     if d.signature != [0; 4] || d.ctx_dma != LOADER_CTX_DMA || d.entry != 0 {
         return Err(format!(
-            "RM_FLCN_BL_DMEM_DESC at DMEM 0 has signature {:#x?}, ctxDma {}, codeEntryPoint \
+            "RM_FLCN_BL_DMEM_DESC at DMEM 0 has signature {:x?}, ctxDma {}, codeEntryPoint \
              {:#x}: s_prepareHsFalconWithLoader writes a zero signature, ctxDma 4, entry 0",
             d.signature, d.ctx_dma, d.entry
         ));

@@ -19,6 +19,13 @@ pub const SET_SHADER_SHARED_MEMORY_WINDOW_A: u32 = 0x02a0;
 pub const SEND_PCAS_A: u32 = 0x02b4;
 /// `SEND_SIGNALING_PCAS2_B`: what the scheduler does with the QMD.
 pub const SEND_SIGNALING_PCAS2_B: u32 = 0x02c0;
+/// `SEND_SIGNALING_PCAS_B`: INVALIDATE 0:0, SCHEDULE 1:1. TURING_COMPUTE_A's only launch
+/// method (`clc5c0.h` defines no `SEND_SIGNALING_PCAS2_B`).
+pub const SEND_SIGNALING_PCAS_B: u32 = 0x02bc;
+/// `SEND_SIGNALING_PCAS_B_INVALIDATE_TRUE | _SCHEDULE_TRUE`.
+pub const PCAS_B_INVALIDATE_SCHEDULE: u32 = 0b11;
+/// TURING_COMPUTE_A.
+const TURING_COMPUTE_A: u32 = 0xc5c0;
 /// `SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A` (size upper); `_B` (lower), `_C` (max SM count) follow.
 pub const SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A: u32 = 0x02e4;
 /// `SET_SHADER_LOCAL_MEMORY_A` (address upper); `_B` (lower) follows.
@@ -143,6 +150,29 @@ pub fn launch_qmd(pb: &mut PushBuffer, qmd_va: u64, action: PcasAction) -> Resul
         Subchannel::COMPUTE,
         SEND_SIGNALING_PCAS2_B,
         &[action as u32],
+    )?;
+    Ok(())
+}
+
+/// [`launch_qmd`] for compute class `class`: on TURING_COMPUTE_A, which has no
+/// `SEND_SIGNALING_PCAS2_B`, `SEND_SIGNALING_PCAS_B` with INVALIDATE and SCHEDULE (what mesa's
+/// NVK sends on Volta and Turing; `action`'s prefetch has no Turing equivalent). The same
+/// number of words either way.
+pub fn launch_qmd_for(
+    class: u32,
+    pb: &mut PushBuffer,
+    qmd_va: u64,
+    action: PcasAction,
+) -> Result<(), PushError> {
+    if class != TURING_COMPUTE_A {
+        return launch_qmd(pb, qmd_va, action);
+    }
+    check_address(qmd_va, QMD_ALIGN, 40)?;
+    pb.method(Subchannel::COMPUTE, SEND_PCAS_A, &[(qmd_va >> 8) as u32])?;
+    pb.method(
+        Subchannel::COMPUTE,
+        SEND_SIGNALING_PCAS_B,
+        &[PCAS_B_INVALIDATE_SCHEDULE],
     )?;
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! The copy engine (HOPPER_DMA_COPY_A 0xc8b5; methods match AMPERE_DMA_COPY_B 0xc6b5 and
+//! The copy engine (HOPPER_DMA_COPY_A 0xc8b5; methods match AMPERE_DMA_COPY_B 0xc7b5 and
 //! BLACKWELL 0xc9b5/0xcab5 for what is used here): linear copies between GPU virtual addresses
-//! and semaphore releases.
+//! and semaphore releases. TURING_DMA_COPY_A (0xc5b5) and AMPERE_DMA_COPY_A (0xc6b5) have the
+//! same copy methods but only 32-bit semaphore payloads ([`has_64bit_semaphore`]).
 //!
 //! A linear copy is one "line" of `LINE_LENGTH_IN` bytes (a 32-bit count), so copies larger
 //! than [`MAX_COPY_CHUNK`] are split into several launches.
@@ -78,6 +79,51 @@ pub fn copy_linear(pb: &mut PushBuffer, dst: u64, src: u64, len: u64) -> Result<
         launches += 1;
     }
     Ok(launches)
+}
+
+/// Whether copy class `class` releases 64-bit semaphore payloads: `SET_SEMAPHORE_PAYLOAD_UPPER`
+/// (0x24c) and `LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE` (27:27) first appear in AMPERE_DMA_COPY_B
+/// (`clc7b5.h`); TURING_DMA_COPY_A (`clc5b5.h`) and AMPERE_DMA_COPY_A (`clc6b5.h`) define
+/// neither.
+pub const fn has_64bit_semaphore(class: u32) -> bool {
+    !matches!(class, 0xc5b5 | 0xc6b5)
+}
+
+/// [`release_semaphore`] for copy class `class`: on a class with 32-bit payloads only
+/// ([`has_64bit_semaphore`]) a release of the 32-bit `value` (`SET_SEMAPHORE_A`, `_B`,
+/// `_PAYLOAD`), or [`PushError::BadSize`] if `value` does not fit 32 bits.
+pub fn release_semaphore_for(
+    class: u32,
+    pb: &mut PushBuffer,
+    va: u64,
+    value: u64,
+    timestamp: bool,
+) -> Result<(), PushError> {
+    if has_64bit_semaphore(class) {
+        return release_semaphore(pb, va, value, timestamp);
+    }
+    let payload = u32::try_from(value).map_err(|_| PushError::BadSize {
+        what: "copy-engine semaphore payload (32 bits on this copy class)",
+        value,
+        max: u64::from(u32::MAX),
+    })?;
+    check_address(va, if timestamp { 16 } else { 4 }, COPY_VA_BITS)?;
+    pb.method(
+        Subchannel::COPY,
+        SET_SEMAPHORE_A,
+        &[(va >> 32) as u32, va as u32, payload],
+    )?;
+    let kind = if timestamp {
+        launch_dma::SEMAPHORE_FOUR_WORD
+    } else {
+        launch_dma::SEMAPHORE_ONE_WORD
+    };
+    pb.method(
+        Subchannel::COPY,
+        LAUNCH_DMA,
+        &[launch_dma::FLUSH_ENABLE | kind],
+    )?;
+    Ok(())
 }
 
 /// Appends a copy-engine release of the 64-bit `value` to the semaphore at `va`, after the

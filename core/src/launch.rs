@@ -40,11 +40,12 @@ pub struct Cbuf0Slots {
 }
 
 impl Cbuf0Slots {
-    /// The slots nvcc's code reads on `sm` (80, 86, 89, 90, 100, 120 checked; other 8x/9x/1xx
-    /// by family), or `None`.
+    /// The slots nvcc's code reads on `sm` (75, 80, 86, 89, 90, 100, 120 checked; other
+    /// 8x/9x/1xx by family), or `None`. sm_75 reads the same offsets as sm_8x
+    /// (`cuobjdump -sass kernels.sm_75.cubin`: `c[0x0][0x0]`..`[0x28]`, parameters at 0x160).
     pub fn for_sm(sm: u32) -> Option<Self> {
         match sm {
-            80..=99 => Some(Self {
+            75 | 80..=99 => Some(Self {
                 block_dim: 0x0,
                 grid_dim: 0xc,
                 shared_window: 0x18,
@@ -94,6 +95,10 @@ pub struct LaunchLimits {
     pub carveouts_kib: &'static [u32],
 }
 
+/// Turing (compute capability 7.5): 96 KiB of L1 and shared memory per SM, of which shared
+/// memory takes 32 or 64 KiB (CUDA's Turing tuning guide, "Unified Shared Memory/L1/Texture
+/// Cache").
+const CARVEOUT_TU10X: &[u32] = &[32, 64];
 const CARVEOUT_GA100: &[u32] = &[0, 8, 16, 32, 64, 100, 132, 164];
 const CARVEOUT_GA10X: &[u32] = &[0, 8, 16, 32, 64, 100];
 const CARVEOUT_GH100: &[u32] = &[0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
@@ -102,6 +107,8 @@ impl LaunchLimits {
     /// Limits of an `sm` (CUDA programming guide, compute capability table).
     pub fn for_sm(sm: u32) -> Option<Self> {
         let (max_shared_per_block, carveouts_kib) = match sm {
+            // Compute capability 7.5: 64 KiB of shared memory per block and per SM.
+            75 => (64 * 1024, CARVEOUT_TU10X),
             80 => (163 * 1024, CARVEOUT_GA100),
             86 | 87 | 88 | 89 | 120 | 121 => (99 * 1024, CARVEOUT_GA10X),
             90 | 100 | 103 => (227 * 1024, CARVEOUT_GH100),
@@ -345,7 +352,12 @@ pub fn check_limits(
 }
 
 fn shared_bytes(sm: u32, kernel: &Kernel<'_>, dynamic: u32) -> u32 {
-    if sm >= 90 {
+    if sm < 80 {
+        // Compute capability 7.x reserves no shared memory per block (the CUDA guide's
+        // "shared memory reserved by CUDA driver per thread block": 0 KB on 7.x, 1 KB from
+        // 8.0); nvcc's sm_75 code places user shared data from 0.
+        kernel.shared_size.saturating_add(dynamic)
+    } else if sm >= 90 {
         kernel
             .shared_size
             .max(RESERVED_SHARED)
@@ -370,7 +382,11 @@ pub fn check_shared_memory(
     dynamic: u32,
 ) -> Result<u32, LaunchError> {
     let smem = shared_bytes(sm, kernel, dynamic);
-    let user = smem.saturating_sub(RESERVED_SHARED);
+    let user = if sm < 80 {
+        smem
+    } else {
+        smem.saturating_sub(RESERVED_SHARED)
+    };
     if user > limits.max_shared_per_block {
         return Err(LaunchError::SharedMemoryTooLarge {
             bytes: user,

@@ -5,7 +5,7 @@ use nvbare_core::cubin::{Cubin, CubinError, R_CUDA_64};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-const ARCHS: [u32; 6] = [80, 86, 89, 90, 100, 120];
+const ARCHS: [u32; 7] = [75, 80, 86, 89, 90, 100, 120];
 const KERNELS: [&str; 8] = [
     "empty_kernel",
     "vector_add",
@@ -338,6 +338,7 @@ fn fuzz_regressions_do_not_panic() {
             continue;
         };
         for (sm, qmd_version) in [
+            (75, QmdVersion::V2),
             (80, QmdVersion::V3),
             (90, QmdVersion::V4),
             (100, QmdVersion::V5),

@@ -15,6 +15,7 @@ fn cubin_bytes(sm: u32) -> Vec<u8> {
 
 fn ctx(sm: u32) -> ComputeContext {
     let qmd_version = match sm {
+        75 => QmdVersion::V2,
         90 => QmdVersion::V4,
         100 | 120 => QmdVersion::V5,
         _ => QmdVersion::V3,
@@ -251,13 +252,13 @@ fn launch_limits_are_typed_errors() {
         }
     );
     assert_eq!(
-        launch::prepare(&ComputeContext { sm: 75, ..c }, &image, k, &CFG, &p, 0).unwrap_err(),
-        LaunchError::UnsupportedSm(75)
+        launch::prepare(&ComputeContext { sm: 70, ..c }, &image, k, &CFG, &p, 0).unwrap_err(),
+        LaunchError::UnsupportedSm(70)
     );
     for e in [
         LaunchError::ZeroDimension,
         LaunchError::SharedMemoryTooLarge { bytes: 1, max: 0 },
-        LaunchError::UnsupportedSm(75),
+        LaunchError::UnsupportedSm(70),
     ] {
         assert!(!e.to_string().is_empty());
     }
@@ -297,14 +298,14 @@ fn register_limits_follow_the_allocation_granularity() {
 
 #[test]
 fn ampere_and_blackwell_slots() {
-    for sm in [80, 100] {
+    for sm in [75, 80, 100] {
         let bytes = cubin_bytes(sm);
         let cubin = Cubin::parse(&bytes).unwrap();
         let image = cubin.load_image(0x10_0000_0000).unwrap();
         let k = cubin.kernel("window_addresses").unwrap();
         let p = launch::prepare(&ctx(sm), &image, k, &CFG, &[0; 8], 0x20_0000_0000).unwrap();
         let u64_at = |o: usize| u64::from_le_bytes(p.cbuf0[o..o + 8].try_into().unwrap());
-        let (shared, local) = if sm == 80 {
+        let (shared, local) = if sm < 100 {
             (0x18, 0x20)
         } else {
             (0x2f0, 0x2f8)
@@ -312,12 +313,23 @@ fn ampere_and_blackwell_slots() {
         assert_eq!(u64_at(shared), 0x7294_0000_0000, "sm_{sm}");
         assert_eq!(u64_at(local), 0x7293_0000_0000, "sm_{sm}");
         let l = p.qmd.layout();
-        // sm_80: the static 0x80 bytes plus tinygrad's 1 KiB, rounded to 256.
-        let smem = if sm == 80 {
+        // sm_80: the static 0x80 bytes plus tinygrad's 1 KiB, rounded to 256; sm_75: no
+        // reserved KiB (compute capability 7.x reserves none), the 0x80 rounded to 256.
+        let smem = if sm == 75 {
+            0x100
+        } else if sm == 80 {
             0x500
         } else {
             0x480u64.next_multiple_of(256) >> 7
         };
         assert_eq!(p.qmd.get(l.shared_memory_size), smem, "sm_{sm}");
+        if sm == 75 {
+            // TURING_COMPUTE_A's QMD 02_03, carveout 32 KiB (Turing's smallest) up to 64 KiB.
+            assert_eq!(p.qmd.version(), QmdVersion::V2);
+            assert_eq!(p.qmd.get(l.major_version), 2);
+            assert_eq!(p.qmd.get(l.target_sm_config_shared), 32 / 4 + 1);
+            assert_eq!(p.qmd.get(l.max_sm_config_shared), 64 / 4 + 1);
+            assert_eq!(p.qmd.get(l.sass_version), 0x75);
+        }
     }
 }

@@ -28,6 +28,7 @@ pub fn kernels_for(sm: u32) -> &'static [u8] {
         89 => SM89_KERNELS,
         86 => SM86_KERNELS,
         80 => SM80_KERNELS,
+        75 => SM75_KERNELS,
         100 => BENCH_CUBIN_SM100,
         _ => BENCH_CUBIN,
     }
@@ -40,6 +41,8 @@ pub const SM89_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kern
 pub const SM86_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_86.cubin");
 /// The same for GA100.
 pub const SM80_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_80.cubin");
+/// The same for Turing TU10x.
+pub const SM75_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_75.cubin");
 
 /// One run's figures, named as `cuda_base --json` names them.
 #[derive(Debug, Default, Clone)]

@@ -2,7 +2,7 @@
 //! BAR0's PROM window (`NV_PROM_DATA`, 0x300000) up to where the image chain ends
 //! (`nvbare_gsp::vbios::rom_extent`). For `nvbare vbios FILE` on the simulated images.
 //!
-//! cargo run -p nvbare-sim --example vbios_dump -- ga102|ad102|ga100 FILE
+//! cargo run -p nvbare-sim --example vbios_dump -- ga102|ad102|ga100|tu102 FILE
 
 use std::process::ExitCode;
 

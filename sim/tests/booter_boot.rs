@@ -1,13 +1,14 @@
-//! The booter path of the simulated GA102, AD102 and GA100 at the register level (issue 19,
-//! items 6 and 7; GA100 with Turing's falcons: FWSEC through the generic bootloader, the
-//! booter by PIO, no core switch):
+//! The booter path of the simulated GA102, AD102, GA100 and TU102 at the register level
+//! (issue 19, items 6 and 7; GA100 and TU102 with Turing's falcons: FWSEC through the generic
+//! bootloader, the booter by PIO, no core switch):
 //! FWSEC-FRTS raises WPR2 at the FRTS region, booter_load checks the WPR meta and starts
 //! GSP-RM on the GSP's RISC-V core, GSP-RM's CPU sequencer round trip gates GSP_INIT_DONE,
 //! and teardown (FWSEC-SB, booter_unload) leaves WPR2 down, so a second boot needs no reset.
 //! The boot ROM's checks refuse what the real one would: a signature at the wrong place or of
 //! the wrong fuse version, a wrong ucode id, a WPR meta with a bad magic or a misplaced FRTS.
-//! Driven by the test's own OpenRM-shaped driver ([`gsp_rig::booter`]) with the real booter
-//! and GSP-RM files (skips without them).
+//! Driven by the test's own OpenRM-shaped driver ([`gsp_rig::booter`]; on Turing
+//! [`gsp_rig::turing`]: FWSEC v2 through the generic bootloader, the booter by PIO) with the
+//! real booter and GSP-RM files (skips without them).
 
 mod gsp_rig;
 
@@ -17,7 +18,12 @@ use nvbare_gsp::sequencer::SequencerStep;
 use nvbare_sim::units::gsp::rpc::{SEQ_MAILBOX2, SEQ_TOKEN};
 use nvbare_sim::{FaultPlan, SimChip};
 
-const CHIPS: [SimChip; 3] = [SimChip::Ga102, SimChip::Ad102, SimChip::Ga100];
+const CHIPS: [SimChip; 4] = [
+    SimChip::Ga102,
+    SimChip::Ad102,
+    SimChip::Ga100,
+    SimChip::Tu102,
+];
 
 fn rig(chip: SimChip) -> Option<Rig> {
     let mut r = Rig::new(chip, FaultPlan::default())?;
@@ -299,8 +305,8 @@ fn ga100_fwsec_needs_the_generic_bootloader() {
     let Some(r) = rig(SimChip::Ga100) else {
         return;
     };
-    r.fwsec_v2_with(CMD_FRTS, frts_offset(r.chip.spec().vram_bytes), |bl| {
-        bl[0] ^= 1
+    r.fwsec_v2_with(CMD_FRTS, frts_offset(r.chip.spec().vram_bytes), |s| {
+        s.code[0] ^= 1
     });
     assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0);
     assert!(
@@ -359,4 +365,112 @@ fn the_gsp_falcon_is_devinits_until_it_halts_after_a_reset() {
         "{:?}",
         r.gpu.log().warnings()
     );
+}
+
+/// TU102 through the Turing driver (`gsp_rig::turing`): FWSEC v2 through the generic
+/// bootloader, booter_load by PIO, GSP-RM, then teardown and a second boot without a reset.
+#[test]
+fn tu102_boots_unloads_and_boots_again_without_a_reset() {
+    let Some(mut r) = rig(SimChip::Tu102) else {
+        return;
+    };
+    let steps = r.boot_booter();
+    assert!(
+        steps
+            .iter()
+            .any(|s| matches!(s, SequencerStep::RegPoll { .. }))
+    );
+    assert_eq!(r.gpu.bar0_read(SEQ_MAILBOX2), SEQ_TOKEN);
+    let wpr2_hi = r.gpu.bar0_read(WPR2_ADDR_HI);
+    let end = (u64::from(wpr2_hi >> 4) << 12) + 0x1000;
+    assert_eq!(
+        end,
+        frts_offset(SimChip::Tu102.spec().vram_bytes) + (1 << 20)
+    );
+    assert_eq!(r.unload_booter(), 0, "{:?}", r.gpu.log().warnings());
+    assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0, "WPR2 down");
+    r.reset_queues_only_keeping_gpu();
+    r.queue_system_info();
+    r.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+    r.boot_booter();
+    assert!(
+        r.gpu.log().warnings().is_empty(),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}
+
+/// Turing's falcons have no FALCON2 block, no BCR core select and no MEM_SCRUBBING in HWCFG2
+/// (turing/tu102 dev_falcon_v4.h, dev_riscv_pri.h): the GA10x way is refused, saying so.
+#[test]
+fn tu102_falcons_lack_what_ga10x_added() {
+    let Some(r) = rig(SimChip::Tu102) else {
+        return;
+    };
+    r.turing_reset(GSP);
+    assert_eq!(r.gpu.bar0_read(GSP + HWCFG2), 1 << 10, "RISCV only");
+    r.gpu.bar0_write(GSP + BCR_CTRL, 1 << 4);
+    r.gpu.bar0_write(GSP + BROM_PARAADDR0, 0x100);
+    assert_eq!(r.gpu.bar0_read(GSP + BROM_PARAADDR0), 0);
+    assert!(
+        warned(&r, "refused: TU10x/GA100 falcons have no"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+    // kflcnSwitchToFalcon_GA10X would wait for BCR_CTRL.VALID: it never comes.
+    assert_eq!(r.gpu.bar0_read(GSP + BCR_CTRL), 0);
+    // The GA10x load of booter_load (DMA with BROM parameters, BOOTVEC at the application)
+    // is refused: no OS code at IMEM 0, BOOTVEC not 0 (s_prepareHsFalconDirect's load).
+    let hs_file = r.file("booter_load");
+    let hs = nvbare_gsp::firmware::HsUcode::parse(&hs_file).unwrap();
+    let image = hs
+        .patched_image(hs.signature_for_fuse_version(0).unwrap())
+        .unwrap();
+    let buf = r.alloc(image.len());
+    r.write(buf.bus, &image);
+    let (app, lh) = (hs.apps[0], hs.load_header);
+    r.turing_reset(SEC2);
+    let l = HsLoad {
+        image: buf,
+        imem: (u64::from(app.offset), 0, app.offset, app.size),
+        dmem: (u64::from(lh.os_data_offset), lh.os_data_size),
+        pkc: hs.patch_location - lh.os_data_offset,
+        engine_mask: hs.meta.engine_id_mask,
+        ucode_id: hs.meta.ucode_id,
+        pio: false,
+    };
+    assert_eq!(r.run_hs(SEC2, &l, (0, 0)), 0xb0);
+    assert!(
+        warned(&r, "s_prepareHsFalconDirect"),
+        "{:?}",
+        r.gpu.log().warnings()
+    );
+}
+
+/// The generic bootloader's setup is checked as `s_prepareHsFalconWithLoader` makes it: its
+/// DMA context physical sysmem, the descriptor's ctxDma 4 and zero signature, the loader's
+/// code at the top of IMEM; what it fetches must be FWSEC's code parts and `DMEMLoadSize`
+/// bytes of data (`s_vbiosFillFlcnUcodeFromDescV2`). FRTS stays down otherwise.
+#[test]
+fn tu102_fwsec_refuses_a_wrong_loader_setup() {
+    let Some(r) = rig(SimChip::Tu102) else {
+        return;
+    };
+    let frts = frts_offset(SimChip::Tu102.spec().vram_bytes);
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.desc[32] = 0);
+    assert!(warned(&r, "ctxDma 0"), "{:?}", r.gpu.log().warnings());
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.code[0] ^= 1);
+    assert!(warned(&r, "does not hold the generic bootloader's code"));
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.start_tag += 1);
+    assert!(warned(&r, "no IMEM block is tagged") || warned(&r, "BOOTVEC"));
+    // RM_FLCN_BL_DMEM_DESC: signature[0] at 16, secureCodeSize at 56, dataSize at 72.
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.desc[16] = 1);
+    assert!(warned(&r, "has signature [1, 0, 0, 0]"));
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.desc[57] ^= 1);
+    assert!(warned(&r, "FWSEC's descriptor makes them"));
+    r.fwsec_v2_with(CMD_FRTS, frts, |s| s.desc[72] ^= 4);
+    assert!(warned(&r, "FWSEC's DMEMLoadSize is"));
+    assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0, "no FRTS");
+    assert_eq!(r.fwsec_v2_with(CMD_FRTS, frts, |_| {}), 0);
+    assert_ne!(r.gpu.bar0_read(WPR2_ADDR_HI), 0, "FRTS up");
 }

@@ -1,6 +1,6 @@
 //! The decoder's own QMD field table, checked against NVIDIA's QMD headers (parsed here).
 
-use nvbare_sim::decode::qmd::{Bits, Table, V3, V4, V5};
+use nvbare_sim::decode::qmd::{Bits, Table, V2, V3, V4, V5};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -104,14 +104,21 @@ fn check(t: &Table, file: &str, prefix: &str) -> usize {
             n += 1;
         }
     }
+    for r in t.releases32 {
+        for f in r.fields() {
+            check_bits(&h, f, 0, file);
+            n += 1;
+        }
+    }
     n
 }
 
 #[test]
 fn decoder_tables_match_headers() {
+    let n2 = check(&V2, "clc5c0qmd.h", "NVC5C0_QMDV02_03_");
     let n3 = check(&V3, "clc6c0qmd.h", "NVC6C0_QMDV03_00_");
     let n4 = check(&V4, "clcbc0qmd.h", "NVCBC0_QMDV04_00_");
     let n5 = check(&V5, "clcec0qmd.h", "NVCEC0_QMDV05_00_");
-    eprintln!("decoder QMD fields checked: v3 {n3}, v4 {n4}, v5 {n5}");
-    assert!(n3 >= 68 && n4 >= 68 && n5 >= 68);
+    eprintln!("decoder QMD fields checked: v2 {n2}, v3 {n3}, v4 {n4}, v5 {n5}");
+    assert!(n2 >= 66 && n3 >= 68 && n4 >= 68 && n5 >= 68);
 }

@@ -207,6 +207,7 @@ fn compute_setup_launch_invalidate_and_release_round_trip() {
 
 fn versions() -> impl Strategy<Value = QmdVersion> {
     prop_oneof![
+        Just(QmdVersion::V2),
         Just(QmdVersion::V3),
         Just(QmdVersion::V4),
         Just(QmdVersion::V5)
@@ -242,6 +243,9 @@ proptest! {
             sass_version: 0x90,
         };
         let mut qmd = Qmd::build(version, &params).unwrap();
+        // V02_03's release payloads are 32 bits (clc5c0qmd.h RELEASE0_PAYLOAD).
+        let wide = version != QmdVersion::V2;
+        let release = release.map(|(va, p)| (va, if wide { p } else { p & 0xffff_ffff }));
         if let Some((va, payload)) = release {
             qmd.set_release(0, va, payload).unwrap();
         }
@@ -262,7 +266,7 @@ proptest! {
         prop_assert_eq!(info.local_memory, [0, slm]);
         let want: Vec<CbufBinding> = cbufs.iter().map(|(&index, &(va, size))| CbufBinding { index, va, size }).collect();
         prop_assert_eq!(info.cbufs, want);
-        let want: Vec<QmdRelease> = release.into_iter().map(|(va, payload)| QmdRelease { va, payload, payload64: true }).collect();
+        let want: Vec<QmdRelease> = release.into_iter().map(|(va, payload)| QmdRelease { va, payload, payload64: wide }).collect();
         prop_assert_eq!(info.releases, want);
         prop_assert_eq!(info.dependent, dependent);
     }
@@ -270,7 +274,12 @@ proptest! {
 
 #[test]
 fn qmd_release_slots_fill_in_order() {
-    for v in [QmdVersion::V3, QmdVersion::V4, QmdVersion::V5] {
+    for v in [
+        QmdVersion::V2,
+        QmdVersion::V3,
+        QmdVersion::V4,
+        QmdVersion::V5,
+    ] {
         let mut q = Qmd::new(v);
         for i in 0..q.release_slots() as u64 {
             let slot = q.free_release_slot().unwrap();
@@ -278,22 +287,25 @@ fn qmd_release_slots_fill_in_order() {
         }
         assert_eq!(q.free_release_slot(), None);
         let info = decode_qmd(&q.to_bytes(), v.major() as u32).unwrap();
-        assert_eq!(info.releases.len(), 3);
+        // V02_03 has two slots of 32-bit payloads, the later versions three of 64.
+        let n = if v == QmdVersion::V2 { 2 } else { 3 };
+        assert_eq!(info.releases.len(), n);
         assert_eq!(
-            info.releases[2],
+            info.releases[n - 1],
             QmdRelease {
-                va: 0x3000,
-                payload: 102,
-                payload64: true
+                va: 0x1000 * n as u64,
+                payload: 99 + n as u64,
+                payload64: v != QmdVersion::V2
             }
         );
     }
 }
 
 #[test]
-fn real_kernel_launch_round_trips_for_ampere_hopper_blackwell() {
+fn real_kernel_launch_round_trips_for_turing_ampere_hopper_blackwell() {
     for (sm, version, class) in [
-        (80, QmdVersion::V3, 0xc6c0u32),
+        (75, QmdVersion::V2, 0xc5c0u32),
+        (80, QmdVersion::V3, 0xc6c0),
         (86, QmdVersion::V3, 0xc6c0),
         (89, QmdVersion::V3, 0xc9c0),
         (90, QmdVersion::V4, 0xcbc0),
@@ -362,13 +374,17 @@ fn real_kernel_launch_round_trips_for_ampere_hopper_blackwell() {
         // The launch methods carry the QMD address.
         let mut pb = PushBuffer::new();
         pb.set_object(Subchannel::COMPUTE, class).unwrap();
-        compute::launch_qmd(&mut pb, 0x40_0000_0000, PcasAction::PrefetchSchedule).unwrap();
+        compute::launch_qmd_for(class, &mut pb, 0x40_0000_0000, PcasAction::PrefetchSchedule)
+            .unwrap();
         let ops = Decoder::new().decode(pb.words()).unwrap();
+        // TURING_COMPUTE_A: SEND_SIGNALING_PCAS_B INVALIDATE | SCHEDULE, read as PCAS2's
+        // INVALIDATE_COPY_SCHEDULE (3); the others PREFETCH_SCHEDULE (9).
+        let action = if class == 0xc5c0 { 3 } else { 9 };
         assert_eq!(
             ops[1],
             Operation::LaunchQmd {
                 qmd_va: 0x40_0000_0000,
-                action: 9
+                action
             }
         );
     }

@@ -43,6 +43,8 @@ fn copy_class(chip: SimChip) -> u32 {
         SimChip::Ga102 | SimChip::Ad102 => 0xc7b5,
         // AMPERE_DMA_COPY_A (clc6b5.h) on GA100 (gpuGetClassDescriptorList_GA100).
         SimChip::Ga100 => 0xc6b5,
+        // TURING_DMA_COPY_A (clc5b5.h): 32-bit semaphore payloads only.
+        SimChip::Tu102 => 0xc5b5,
     }
 }
 
@@ -63,6 +65,25 @@ fn linear_copy(p: &mut Push, src: u64, dst: u64, len: u32, extra: u32) {
         LAUNCH_DMA,
         &[NON_PIPELINED | SRC_PITCH | DST_PITCH | extra],
     );
+}
+
+/// Whether `class` releases 64-bit payloads (`SET_SEMAPHORE_PAYLOAD_UPPER` and
+/// `SEMAPHORE_PAYLOAD_SIZE` first appear in clc7b5.h; TURING_DMA_COPY_A and
+/// AMPERE_DMA_COPY_A have neither).
+fn wide(class: u32) -> bool {
+    !matches!(class, 0xc5b5 | 0xc6b5)
+}
+
+fn ce_release_for(class: u32, p: &mut Push, va: u64, payload: u64, kind: u32) {
+    if wide(class) {
+        return ce_release(p, va, payload, kind);
+    }
+    p.inc(
+        CE,
+        SET_SEMAPHORE_A,
+        &[(va >> 32) as u32, va as u32, payload as u32],
+    )
+    .inc(CE, LAUNCH_DMA, &[FLUSH | kind]);
 }
 
 fn ce_release(p: &mut Push, va: u64, payload: u64, kind: u32) {
@@ -111,11 +132,11 @@ fn host_to_vram_to_host_with_a_four_word_release() {
         linear_copy(&mut p, staging.va, vram.va + 0x3_0001, len as u32, 0);
         linear_copy(&mut p, vram.va + 0x3_0001, back.va, len as u32, 0);
         let before = rig.gpu.now_ns();
-        ce_release(&mut p, sem.va, 0xfeed_0000_0001, SEM_FOUR_WORD);
+        ce_release_for(class, &mut p, sem.va, 0xfeed_0000_0001, SEM_FOUR_WORD);
         rig.submit(&mut ch, p.words());
-        rig.wait("the copy's release", |r| {
-            r.read_u64(&sem, 0) == 0xfeed_0000_0001
-        });
+        // A 32-bit release writes the low word only (the word above stays 0).
+        let want = if wide(class) { 0xfeed_0000_0001 } else { 1 };
+        rig.wait("the copy's release", |r| r.read_u64(&sem, 0) == want);
         assert!(
             rig.read_u64(&sem, 8) >= before,
             "four words: the timer at +8"
@@ -133,11 +154,39 @@ fn host_to_vram_to_host_with_a_four_word_release() {
         // A one-word release writes the payload only.
         rig.write(&sem, 0x40, &[0xaa; 16]);
         let mut p = Push::new();
-        ce_release(&mut p, sem.va + 0x40, 5, SEM_ONE_WORD);
+        ce_release_for(class, &mut p, sem.va + 0x40, 5, SEM_ONE_WORD);
         rig.submit(&mut ch, p.words());
-        rig.wait("the one-word release", |r| r.read_u64(&sem, 0x40) == 5);
+        let want = if wide(class) {
+            5
+        } else {
+            0xaaaa_aaaa_0000_0005
+        };
+        rig.wait("the one-word release", |r| r.read_u64(&sem, 0x40) == want);
         assert_eq!(rig.read_u64(&sem, 0x48), 0xaaaa_aaaa_aaaa_aaaa);
     }
+}
+
+/// TURING_DMA_COPY_A (clc5b5.h) has no SET_SEMAPHORE_PAYLOAD_UPPER and no
+/// LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE: a 64-bit release halts the channel, saying so.
+#[test]
+fn turing_copy_refuses_64_bit_releases() {
+    let chip = SimChip::Tu102;
+    let class = copy_class(chip);
+    let mut rig = Rig::new(chip, FaultPlan::default());
+    let sem = rig.sys_buffer(4096);
+    let mut ch = rig.channel(Engine::Copy(0), &[class]);
+    let mut p = Push::new();
+    p.inc(CE, SET_OBJECT, &[class]);
+    ce_release(&mut p, sem.va, 0x1_0000_0002, SEM_ONE_WORD);
+    rig.submit(&mut ch, p.words());
+    rig.wait("the channel to halt", |r| {
+        r.gpu
+            .log()
+            .warnings()
+            .iter()
+            .any(|w| w.contains("SET_SEMAPHORE_PAYLOAD_UPPER"))
+    });
+    assert_eq!(rig.read_u64(&sem, 0), 0, "nothing was released");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 mod engines_rig;
 
 use engines_rig::cubin::Cubin;
-use engines_rig::qmd::{Layout, Qmd, V3, V4, V5};
+use engines_rig::qmd::{Layout, Qmd, V2, V3, V4, V5};
 use engines_rig::*;
 use nvbare_sim::device::Engine;
 use nvbare_sim::memory::Access;
@@ -21,6 +21,8 @@ const GR: u32 = 1;
 /// PREFETCH_SCHEDULE 9).
 const SEND_PCAS_A: u32 = 0x2b4;
 const SEND_SIGNALING_PCAS2_B: u32 = 0x2c0;
+/// clc5c0.h: `SEND_SIGNALING_PCAS_B` (INVALIDATE 0:0, SCHEDULE 1:1).
+const SEND_SIGNALING_PCAS_B: u32 = 0x2bc;
 const PREFETCH_SCHEDULE: u32 = 9;
 
 struct Setup {
@@ -64,6 +66,17 @@ const AMPERE: Setup = Setup {
     class: 0xc7c0,
     layout: &V3,
     cubin: "core/tests/data/cubin/kernels.sm_86.cubin",
+    param_base: 0x160,
+};
+
+/// TU102: TURING_COMPUTE_A launches QMD V02_03 (clc5c0qmd.h), sm_75 code, parameters at cbuf0
+/// 0x160 (EIATTR_PARAM_CBANK 0x80160 in kernels.sm_75.cuobjdump-elf.txt), launched with
+/// SEND_SIGNALING_PCAS_B (clc5c0.h has no PCAS2_B).
+const TURING: Setup = Setup {
+    chip: SimChip::Tu102,
+    class: 0xc5c0,
+    layout: &V2,
+    cubin: "core/tests/data/cubin/kernels.sm_75.cubin",
     param_base: 0x160,
 };
 
@@ -144,15 +157,24 @@ impl Gpu {
         assert_eq!(self.rig.error(&self.ch), None);
     }
 
+    /// Writes `q` to VRAM without launching it (a dependent's target); its address.
+    fn launch_raw_unlaunched(&mut self, q: &Qmd) -> u64 {
+        let buf = self.rig.vram_buffer(4096);
+        self.rig.write(&buf, 0, &q.bytes);
+        buf.va
+    }
+
     fn launch_raw(&mut self, q: &Qmd) -> u64 {
         let buf = self.rig.vram_buffer(4096);
         self.rig.write(&buf, 0, &q.bytes);
         let mut p = Push::new();
-        p.inc(GR, SEND_PCAS_A, &[(buf.va >> 8) as u32]).inc(
-            GR,
-            SEND_SIGNALING_PCAS2_B,
-            &[PREFETCH_SCHEDULE],
-        );
+        p.inc(GR, SEND_PCAS_A, &[(buf.va >> 8) as u32]);
+        if self.s.class == 0xc5c0 {
+            // SEND_SIGNALING_PCAS_B: INVALIDATE | SCHEDULE.
+            p.inc(GR, SEND_SIGNALING_PCAS_B, &[0b11]);
+        } else {
+            p.inc(GR, SEND_SIGNALING_PCAS2_B, &[PREFETCH_SCHEDULE]);
+        }
         self.rig.submit(&mut self.ch, p.words());
         buf.va
     }
@@ -176,7 +198,7 @@ fn floats(v: &[f32]) -> Vec<u8> {
 #[test]
 fn vector_add_runs_on_every_chip() {
     // sm_100's vector_add is the same code as sm_120's: each chip runs it as its own.
-    for s in [&HOPPER, &BLACKWELL, &GB100, &AMPERE, &ADA, &A100] {
+    for s in [&HOPPER, &BLACKWELL, &GB100, &AMPERE, &ADA, &A100, &TURING] {
         let mut g = Gpu::new(s);
         let n = 1000u32;
         let (a, b, c) = (
@@ -427,6 +449,7 @@ fn the_kernel_table_matches_the_committed_cubins() {
         ("core/tests/data/cubin/kernels.sm_80.cubin", "sm_80"),
         ("core/tests/data/cubin/kernels.sm_86.cubin", "sm_86"),
         ("core/tests/data/cubin/kernels.sm_89.cubin", "sm_89"),
+        ("core/tests/data/cubin/kernels.sm_75.cubin", "sm_75"),
         ("host/data/bench_kernels.sm_90.cubin", "sm_90"),
         ("host/data/bench_kernels.sm_100.cubin", "sm_100"),
     ] {
@@ -437,7 +460,7 @@ fn the_kernel_table_matches_the_committed_cubins() {
             let end = text
                 .chunks_exact(16)
                 .position(|i| {
-                    // sm_90 on, and sm_8x (Ampere, Ada).
+                    // sm_90 on, and sm_75/sm_8x (Turing, Ampere, Ada).
                     i[..10] == [0x47, 0x79, 0xfc, 0, 0xfc, 0xff, 0xff, 0xff, 0xff, 0xff]
                         || i[..10] == [0x47, 0x79, 0, 0, 0xf0, 0xff, 0xff, 0xff, 0xff, 0xff]
                 })
@@ -461,4 +484,39 @@ fn the_kernel_table_matches_the_committed_cubins() {
         checked >= KNOWN.len() + KNOWN_SM8X.iter().flatten().count(),
         "every table entry was found in a cubin"
     );
+}
+
+/// TURING_COMPUTE_A (clc5c0.h) launches with SEND_SIGNALING_PCAS_B and has no
+/// SEND_SIGNALING_PCAS2_B; its V02_03 QMD chains a dependent grid with
+/// DEPENDENT_QMD_SCHEDULE_ENABLE and refuses a queue dependent (DEPENDENT_QMD_TYPE 0).
+#[test]
+fn turing_launches_v2_qmds_with_pcas_b_only() {
+    let mut g = Gpu::new(&TURING);
+    let out = g.rig.sys_buffer(4096);
+    let k1 = g.load(TURING.cubin, "store_value", &params(&[out.va, 1]));
+    let k2 = g.load(TURING.cubin, "store_value", &params(&[out.va + 8, 2]));
+    let second = g.qmd(&k2, 1, 32);
+    let second = g.launch_raw_unlaunched(&second);
+    let mut first = g.qmd(&k1, 1, 32);
+    first.then(second);
+    g.run(&mut first);
+    assert_eq!((g.rig.read_u64(&out, 0), g.rig.read_u64(&out, 8)), (1, 2));
+    assert_eq!(g.rig.gpu.engine_counters().launches, 2);
+
+    // DEPENDENT_QMD_TYPE QUEUE is refused.
+    let e = refused(&TURING, |_, q, _| {
+        q.then(0x1000).set((142, 142), 0);
+    });
+    assert!(e.contains("DEPENDENT_QMD_TYPE QUEUE"), "{e}");
+
+    // SEND_SIGNALING_PCAS2_B is not a TURING_COMPUTE_A method.
+    let g = Gpu::new(&TURING);
+    let mut p = Push::new();
+    p.inc(GR, SEND_PCAS_A, &[0x10])
+        .inc(GR, SEND_SIGNALING_PCAS2_B, &[PREFETCH_SCHEDULE]);
+    let mut ch = g.ch;
+    let mut rig = g.rig;
+    rig.submit(&mut ch, p.words());
+    let e = rig.wait_halted(&ch);
+    assert!(e.contains("no SEND_SIGNALING_PCAS2_B"), "{e}");
 }

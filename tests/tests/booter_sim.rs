@@ -1,5 +1,6 @@
-//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated GA102, AD102 and
-//! GA100 (whose FWSEC runs through the generic bootloader and whose booter loads by PIO),
+//! nvbare's booter path (`nvbare_core::boot::booter`) against the simulated GA102, AD102,
+//! GA100 and TU102 (whose FWSEC, descriptor v2, runs through the generic bootloader and whose
+//! booter loads by PIO),
 //! with NVIDIA's real GSP-RM, bootloader and booter files and the simulator's VBIOS (read
 //! through the PROM window): boot (GFW wait, FWSEC-FRTS, booter_load, the CPU sequencer,
 //! GSP_INIT_DONE, static info), tear down (UNLOADING_GUEST_DRIVER, FWSEC-SB, booter_unload),
@@ -13,6 +14,8 @@ use std::sync::Arc;
 
 use nvbare_core::boot::booter::BooterFirmware;
 use nvbare_core::boot::{self, BootOptions, Firmware, Gsp, Stage};
+use nvbare_core::gsp_rpc::RpcErrorKind;
+use nvbare_gsp::rpc::commands::Command;
 use nvbare_sim::{FaultPlan, SimChip, SimGpu, SimPlatform};
 
 struct Files {
@@ -20,7 +23,7 @@ struct Files {
     bootloader: Vec<u8>,
     load: Vec<u8>,
     unload: Vec<u8>,
-    /// `gen_bootloader` (TU10x, GA100; empty elsewhere).
+    /// `gen_bootloader-570.144.bin` (TU10x, GA100; empty where the chip has none).
     generic_bootloader: Vec<u8>,
 }
 
@@ -140,12 +143,19 @@ fn boot_twice_on(chip: SimChip, faults: FaultPlan) -> Option<Arc<SimGpu>> {
     let (p, r) = gsp.shutdown();
     r.expect("second teardown");
     assert_eq!(p.dma_outstanding(), 0);
+    // Both boots and teardowns touched only registers the simulated chip decodes.
+    assert_eq!(g.unclaimed_registers(), vec![]);
     Some(g)
 }
 
 #[test]
 fn ad102_boots_tears_down_and_boots_again_without_reset() {
     boot_twice(SimChip::Ad102);
+}
+
+#[test]
+fn tu102_boots_tears_down_and_boots_again_without_reset() {
+    boot_twice(SimChip::Tu102);
 }
 
 #[test]
@@ -172,6 +182,35 @@ fn ga100_boots_tears_down_and_boots_again_without_reset() {
     assert_eq!(has("FWSEC-SB ran"), 2, "{text:#?}");
     assert_eq!(has("booter_unload: WPR2 lowered"), 2, "{text:#?}");
     assert_eq!(has("refused"), 0, "{text:#?}");
+}
+
+/// GSP-RM halting under a call fails it at once (`RpcErrorKind::GspHalted`), not after the
+/// reply timeout, on TU102 and GA100 too, whose falcons have no `RISCV_CPUCTL`: the RPC
+/// channel's halt watch asks the chip's falcon HAL (`CORE_SWITCH_RISCV_STATUS`,
+/// `kflcnIsRiscvActive_TU102`). Teardown after the crash still frees every DMA buffer.
+#[test]
+fn a_gsp_rm_halt_fails_the_call_at_once_on_turing_style_falcons() {
+    for chip in [SimChip::Tu102, SimChip::Ga100] {
+        let Some(files) = files(chip) else {
+            return;
+        };
+        let g = Arc::new(SimGpu::new(chip).expect("simulated GPU"));
+        let mut gsp = boot_ok(SimPlatform::new(g.clone()), &files);
+        // NV_PGSP_FALCON_ENGINE: the reset halts the simulated GSP-RM, as a crash would.
+        g.bar0_write(0x0011_03c0, 1);
+        let cmd = Command::unloading_guest_driver(false, false, 0);
+        let e = gsp
+            .rpc()
+            .call_within(&cmd, 10_000_000_000)
+            .expect_err("GSP-RM halted");
+        assert!(
+            matches!(e.kind, RpcErrorKind::GspHalted { .. }),
+            "{}: {e}",
+            chip.spec().name
+        );
+        let (p, _) = gsp.shutdown();
+        assert_eq!(p.dma_outstanding(), 0, "DMA memory leaked");
+    }
 }
 
 /// A board fused for FWSEC's older signature: the fuse is read

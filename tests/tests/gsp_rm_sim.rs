@@ -121,6 +121,23 @@ fn ad102_boot_alloc_copy_launch_close_reopen() {
     booter_end_to_end(SimChip::Ad102);
 }
 
+/// TU102: QMD V02_03 (32-bit releases) and TURING_DMA_COPY_A (32-bit copy releases), also
+/// timed copies (32-bit stamps) and a recorded sequence (whose replay patches one payload word
+/// of each copy release).
+#[test]
+fn tu102_boot_alloc_copy_launch_close_reopen() {
+    booter_end_to_end(SimChip::Tu102);
+    let Some(files) = files(SimChip::Tu102) else {
+        return;
+    };
+    let g = sim(SimChip::Tu102, FaultPlan::default());
+    let mut gpu = open(&g, &files, &roomy_options());
+    let times = scenarios::pipelined_vector_add(&mut gpu, 1 << 16);
+    eprintln!("copy in, kernel, copy out on the GPU: {times:?}");
+    scenarios::recorded_sequence(&mut gpu, 1 << 12);
+    close_clean(gpu, &g);
+}
+
 #[test]
 fn ga102_boot_alloc_copy_launch_close_reopen() {
     booter_end_to_end(SimChip::Ga102);

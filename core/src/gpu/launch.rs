@@ -473,7 +473,12 @@ impl<B: Backend> Gpu<B> {
         let t1 = t0.map(|_| self.backend.clock().now_ns());
         self.write_launch(&mut s)?;
         self.slot_bytes.push(core::mem::take(&mut s.bytes));
-        compute::launch_qmd(pb, s.qmd_va, PcasAction::PrefetchSchedule)?;
+        compute::launch_qmd_for(
+            self.objects.classes.compute,
+            pb,
+            s.qmd_va,
+            PcasAction::PrefetchSchedule,
+        )?;
         #[cfg(feature = "probe")]
         let t2 = t0.map(|_| self.backend.clock().now_ns());
         let timeout = self.config.timeout_ns;
@@ -518,7 +523,12 @@ impl<B: Backend> Gpu<B> {
                 let mut s = self.prepare(k, &cfg, params, release, value)?;
                 self.write_launch(&mut s)?;
                 self.slot_bytes.push(core::mem::take(&mut s.bytes));
-                compute::launch_qmd(&mut pb, s.qmd_va, PcasAction::PrefetchSchedule)?;
+                compute::launch_qmd_for(
+                    self.objects.classes.compute,
+                    &mut pb,
+                    s.qmd_va,
+                    PcasAction::PrefetchSchedule,
+                )?;
             }
             let timeout = self.config.timeout_ns;
             self.queues[ci].submit(
@@ -565,7 +575,7 @@ mod tests {
             LaunchTuning::parse("cbpre=0").map(|t| t.cbuf_prefetch),
             Ok(false)
         );
-        assert!(LaunchTuning::DEFAULT.cbuf_prefetch);
+        const { assert!(LaunchTuning::DEFAULT.cbuf_prefetch) };
         assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
     }
 }

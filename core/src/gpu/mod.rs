@@ -322,9 +322,11 @@ impl<B: Backend> Gpu<B> {
             view(copy_pb, 0, copy_pb.size())?,
             sem_at(COPY_PROGRESS)?,
         );
+        let mut copy_queue = Queue::new(Engine::Copy, copy, sem_at(COPY_TIMELINE)?);
+        copy_queue.copy_class = objects.classes.copy;
         let queues = [
             Queue::new(Engine::Compute, compute, sem_at(COMPUTE_TIMELINE)?),
-            Queue::new(Engine::Copy, copy, sem_at(COPY_TIMELINE)?),
+            copy_queue,
         ];
         #[cfg(feature = "probe")]
         let fetch_stamp = sem_at(FETCH_STAMP)?;

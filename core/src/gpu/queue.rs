@@ -33,6 +33,9 @@ pub(crate) struct Queue {
     /// Times a wait rang the doorbell again because the front end had fetched nothing for
     /// a whole slice with entries pending ([`Self::ring_again_if_unfetched`]).
     pub(crate) rerings: u64,
+    /// The copy class the copy queue's releases are written for ([`copy::release_semaphore_for`];
+    /// 0 on the compute queue).
+    pub(crate) copy_class: u32,
 }
 
 impl Queue {
@@ -45,6 +48,7 @@ impl Queue {
             submitted: 0,
             seen: 0,
             rerings: 0,
+            copy_class: 0,
         }
     }
 
@@ -59,7 +63,13 @@ impl Queue {
                 value,
                 sem::HostRelease::AFTER_IDLE,
             ),
-            Engine::Copy => copy::release_semaphore(pb, self.timeline.gpu_va(), value, true),
+            Engine::Copy => copy::release_semaphore_for(
+                self.copy_class,
+                pb,
+                self.timeline.gpu_va(),
+                value,
+                true,
+            ),
         }
     }
 

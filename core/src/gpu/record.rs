@@ -504,7 +504,8 @@ impl<B: Backend> Gpu<B> {
                                 compute::invalidate_caches(&mut b.segments[ci])?;
                                 invalidated = true;
                             }
-                            compute::launch_qmd(
+                            compute::launch_qmd_for(
+                                self.objects.classes.compute,
                                 &mut b.segments[ci],
                                 qmd_va,
                                 PcasAction::PrefetchSchedule,

@@ -434,9 +434,17 @@ impl<B: Backend> Gpu<B> {
                     Dyn::Final => last,
                     Dyn::Progress => progress,
                 };
-                // CAST: offsets inside the mapped buffer fit usize.
-                seq.mem
-                    .write_words(s.at as usize + 4 * w, &[v as u32, (v >> 32) as u32])?;
+                // A copy-engine release on a copy class with 32-bit payloads (TURING_DMA_COPY_A,
+                // AMPERE_DMA_COPY_A: no SET_SEMAPHORE_PAYLOAD_UPPER) has one payload word; the
+                // next is LAUNCH_DMA's header.
+                let narrow = self.queues[q].engine == Engine::Copy
+                    && !crate::copy::has_64bit_semaphore(self.queues[q].copy_class)
+                    && matches!(d, Dyn::Signal(_) | Dyn::Final);
+                // CAST: offsets inside the mapped buffer fit usize; a narrow payload is the
+                // timeline's low word (the copy queue's releases write 32 bits there).
+                let words = [v as u32, (v >> 32) as u32];
+                let words = if narrow { &words[..1] } else { &words[..] };
+                seq.mem.write_words(s.at as usize + 4 * w, words)?;
             }
             let timeout = self.config.timeout_ns;
             let va = seq.buf.gpu_va() + s.at;

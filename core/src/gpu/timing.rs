@@ -137,9 +137,10 @@ impl<B: Backend> Gpu<B> {
     ) -> Result<Timed, GpuError<B::Error>> {
         let (tag, start, end) = self.next_stamp();
         let mut pb = PushBuffer::new();
-        copy::release_semaphore(&mut pb, start, tag, true)?;
+        let class = self.objects.classes.copy;
+        copy::release_semaphore_for(class, &mut pb, start, tag, true)?;
         copy::copy_linear(&mut pb, dst, src, len)?;
-        copy::release_semaphore(&mut pb, end, tag, true)?;
+        copy::release_semaphore_for(class, &mut pb, end, tag, true)?;
         let fence = self.submit(Engine::Copy, pb)?;
         Ok(Timed { fence, tag })
     }

@@ -82,7 +82,8 @@ pub enum RpcErrorKind {
     GspHalted {
         /// What was waited for.
         waiting_for: MessageFunction,
-        /// `NV_PRISCV_RISCV_CPUCTL`.
+        /// `NV_PRISCV_RISCV_CPUCTL` as read (for the report: TU10x and GA100 have no such
+        /// register, their halt shows in `CORE_SWITCH_RISCV_STATUS`).
         cpuctl: u32,
     },
     /// The device stopped answering (BAR0 reads all ones).

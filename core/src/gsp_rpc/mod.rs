@@ -46,6 +46,7 @@ pub use error::{RpcError, RpcErrorKind};
 pub use queues::SharedQueues;
 
 use crate::boot::booter::sequencer::SequencerHost;
+use crate::falcon::{Engine, Falcon};
 use crate::hal::{Clock, Deadline, Platform, PollError, TimedOut, Wait, try_poll_until};
 use crate::regs::RiscvBase;
 use crate::regs::falcon::{GspQueueHead, RiscvCpuctl};
@@ -188,7 +189,10 @@ impl GspRpc {
 
     /// From now on every `GSP_RUN_CPU_SEQUENCER` is run by `host` as it arrives, during any
     /// wait or poll (the booter path: OpenRM's `_kgspProcessRpcEvent` runs it in every
-    /// context, `UNLOADING_GUEST_DRIVER`'s reply wait included).
+    /// context, `UNLOADING_GUEST_DRIVER`'s reply wait included). The halt watch
+    /// ([`GspRpc::watch_riscv`]) then asks `host`'s falcon generation whether the RISC-V core
+    /// halted: TU10x and GA100 have no `RISCV_CPUCTL` (`kflcnIsRiscvActive_TU102` reads
+    /// `CORE_SWITCH_RISCV_STATUS`).
     pub fn run_sequencers(&mut self, host: SequencerHost) {
         self.sequencer = Some(host);
     }
@@ -453,8 +457,16 @@ impl<P: Platform> Rpc<'_, P> {
             return Err(RpcErrorKind::DeviceGone);
         }
         if self.rpc.watch_riscv {
+            // NV_PRISCV_RISCV_CPUCTL for the report; the halt as the chip's falcons show it.
             let cpuctl = RiscvCpuctl::read(self.platform, RiscvBase::GSP);
-            if cpuctl.halted() {
+            let halted = match &self.rpc.sequencer {
+                Some(host) => {
+                    let p = self.platform;
+                    Falcon::new(p, p.clock(), Engine::Gsp, host.falcons).riscv_halted_now()
+                }
+                None => cpuctl.halted(),
+            };
+            if halted {
                 return Err(RpcErrorKind::GspHalted {
                     waiting_for: want.function(),
                     cpuctl: cpuctl.raw(),

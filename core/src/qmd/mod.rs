@@ -1,12 +1,14 @@
 //! Queue Meta Data (QMD): the in-memory descriptor of one compute grid that the compute
 //! engine's scheduler reads when `SEND_PCAS_A` points it there.
 //!
-//! Three layouts: version 3 (Ampere, Ada; 256 bytes), 4 (Hopper; 384 bytes) and 5 (Blackwell;
-//! 384 bytes). Each is a table of typed [`QmdField`]s in [`v3`], [`v4`], [`v5`] whose
-//! positions `core/tests/submit_qmd_fields.rs` checks against NVIDIA's `cl*qmd.h` headers.
+//! Four layouts: version 2 (02_03: Turing; 256 bytes), 3 (Ampere, Ada; 256 bytes), 4 (Hopper;
+//! 384 bytes) and 5 (Blackwell; 384 bytes). Each is a table of typed [`QmdField`]s in [`v2`],
+//! [`v3`], [`v4`], [`v5`] whose positions `core/tests/submit_qmd_fields.rs` checks against
+//! NVIDIA's `cl*qmd.h` headers.
 //! [`Qmd::build`] fills any of them from one version-independent [`QmdParams`].
 
 pub mod field;
+pub mod v2;
 pub mod v3;
 pub mod v4;
 pub mod v5;
@@ -23,6 +25,8 @@ pub const QMD_ALIGN: u64 = 256;
 /// A QMD layout version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum QmdVersion {
+    /// 02_03: TURING_COMPUTE_A (0xc5c0; `clc5c0qmd.h` is "Queue Meta Data, Version 02_03").
+    V2,
     /// 03_00: AMPERE_COMPUTE_A/B (0xc6c0, 0xc7c0), ADA_COMPUTE_A (0xc9c0).
     V3,
     /// 04_00: HOPPER_COMPUTE_A (0xcbc0).
@@ -35,6 +39,7 @@ impl QmdVersion {
     /// The version a compute class uses, or `None` for classes this crate does not drive.
     pub fn for_compute_class(class: u32) -> Option<Self> {
         match class {
+            0xc5c0 => Some(Self::V2),
             0xc6c0 | 0xc7c0 | 0xc9c0 => Some(Self::V3),
             0xcbc0 => Some(Self::V4),
             0xcdc0 | 0xcec0 => Some(Self::V5),
@@ -45,7 +50,7 @@ impl QmdVersion {
     /// Size in bytes.
     pub const fn size_bytes(self) -> usize {
         match self {
-            Self::V3 => 256,
+            Self::V2 | Self::V3 => 256,
             Self::V4 | Self::V5 => 384,
         }
     }
@@ -53,6 +58,7 @@ impl QmdVersion {
     /// The field table.
     pub fn layout(self) -> &'static Layout {
         match self {
+            Self::V2 => &v2::LAYOUT,
             Self::V3 => &v3::LAYOUT,
             Self::V4 => &v4::LAYOUT,
             Self::V5 => &v5::LAYOUT,
@@ -62,9 +68,19 @@ impl QmdVersion {
     /// The major version number written into `QMD_MAJOR_VERSION`.
     pub const fn major(self) -> u64 {
         match self {
+            Self::V2 => 2,
             Self::V3 => 3,
             Self::V4 => 4,
             Self::V5 => 5,
+        }
+    }
+
+    /// The minor version written into `QMD_VERSION` / `QMD_MINOR_VERSION` (3 for 02_03, 0 for
+    /// the others).
+    pub const fn minor(self) -> u64 {
+        match self {
+            Self::V2 => 3,
+            Self::V3 | Self::V4 | Self::V5 => 0,
         }
     }
 }
@@ -76,18 +92,19 @@ pub struct ReleaseFields {
     pub enable: QmdField,
     /// `RELEASE*_STRUCTURE_SIZE` (0 four words: payload + timestamp).
     pub structure_size: QmdField,
-    /// `RELEASE*_MEMBAR_TYPE` (1 `FE_SYSMEMBAR`).
+    /// `RELEASE*_MEMBAR_TYPE` (1 `FE_SYSMEMBAR`; v2 has one `RELEASE_MEMBAR_TYPE` for both
+    /// slots).
     pub membar_type: QmdField,
-    /// `RELEASE*_PAYLOAD64B`.
-    pub payload64b: QmdField,
+    /// `RELEASE*_PAYLOAD64B` (`None` on v2, whose releases carry 32-bit payloads).
+    pub payload64b: Option<QmdField>,
     /// Address bits 31:0.
     pub addr_lower: QmdField,
     /// Address bits above 32.
     pub addr_upper: QmdField,
     /// Payload bits 31:0.
     pub payload_lower: QmdField,
-    /// Payload bits 63:32.
-    pub payload_upper: QmdField,
+    /// Payload bits 63:32 (`None` on v2).
+    pub payload_upper: Option<QmdField>,
 }
 
 /// Fields that chain a dependent QMD (launched when this one completes).
@@ -97,10 +114,11 @@ pub struct DependentFields {
     pub pointer_shifted8: QmdField,
     /// `DEPENDENT_QMD*_ENABLE`.
     pub enable: QmdField,
-    /// `DEPENDENT_QMD*_ACTION` (1 `QMD_SCHEDULE`).
+    /// `DEPENDENT_QMD*_ACTION` (1 `QMD_SCHEDULE`); on v2 `DEPENDENT_QMD_TYPE`, whose 1 is
+    /// `GRID` (the dependent is a grid to schedule, not a queue).
     pub action: QmdField,
-    /// `DEPENDENT_QMD*_PREFETCH`.
-    pub prefetch: QmdField,
+    /// `DEPENDENT_QMD*_PREFETCH` (`None` on v2).
+    pub prefetch: Option<QmdField>,
 }
 
 /// Where each field a launch needs lives in one QMD version.
@@ -236,17 +254,25 @@ impl Layout {
                 r.enable,
                 r.structure_size,
                 r.membar_type,
-                r.payload64b,
                 r.addr_lower,
                 r.addr_upper,
                 r.payload_lower,
-                r.payload_upper,
             ]);
+            v.extend(r.payload64b);
+            v.extend(r.payload_upper);
         }
         let d = self.dependent;
-        v.extend([d.pointer_shifted8, d.enable, d.action, d.prefetch]);
+        v.extend([d.pointer_shifted8, d.enable, d.action]);
+        v.extend(d.prefetch);
         v.extend(self.cwd_membar_task_chasing);
-        v
+        // v2's two release slots share `RELEASE_MEMBAR_TYPE`: list each field once.
+        let mut unique: Vec<QmdField> = Vec::with_capacity(v.len());
+        for f in v {
+            if !unique.contains(&f) {
+                unique.push(f);
+            }
+        }
+        unique
     }
 }
 
@@ -360,7 +386,7 @@ pub struct QmdParams {
 
 /// `QMD_TYPE_GRID_CTA`.
 pub const QMD_TYPE_GRID_CTA: u64 = 2;
-/// `DEPENDENT_QMD_ACTION_QMD_SCHEDULE`.
+/// `DEPENDENT_QMD_ACTION_QMD_SCHEDULE` (v2: `DEPENDENT_QMD_TYPE_GRID`, also 1).
 pub const DEPENDENT_ACTION_SCHEDULE: u64 = 1;
 /// `CWD_MEMBAR_TYPE_L1_SYSMEMBAR`.
 pub const CWD_MEMBAR_L1_SYSMEMBAR: u64 = 1;
@@ -386,6 +412,7 @@ impl Qmd {
         let l = version.layout();
         // Constants that always fit.
         let _ = l.major_version.set(&mut q.words, version.major());
+        let _ = l.minor_version.set(&mut q.words, version.minor());
         q
     }
 
@@ -586,10 +613,16 @@ impl Qmd {
         }
         self.set(r.addr_lower, va & 0xffff_ffff)?;
         self.set(r.addr_upper, va >> 32)?;
-        self.set(r.payload_lower, payload & 0xffff_ffff)?;
-        self.set(r.payload_upper, payload >> 32)?;
+        match (r.payload_upper, r.payload64b) {
+            (Some(upper), Some(payload64b)) => {
+                self.set(r.payload_lower, payload & 0xffff_ffff)?;
+                self.set(upper, payload >> 32)?;
+                self.set(payload64b, 1)?;
+            }
+            // v2: `RELEASE*_PAYLOAD` is 32 bits; a larger payload is a FieldOverflow.
+            _ => self.set(r.payload_lower, payload)?,
+        }
         self.set(r.structure_size, 0)?; // FOUR_WORDS: payload + timestamp
-        self.set(r.payload64b, 1)?;
         self.set(r.membar_type, 0)?; // FE_NONE
         self.set(r.enable, 1)
     }
@@ -622,7 +655,9 @@ impl Qmd {
         let d = self.layout().dependent;
         self.set(d.pointer_shifted8, next_va >> 8)?;
         self.set(d.action, DEPENDENT_ACTION_SCHEDULE)?;
-        self.set(d.prefetch, 1)?;
+        if let Some(prefetch) = d.prefetch {
+            self.set(prefetch, 1)?;
+        }
         self.set(d.enable, 1)
     }
 }

@@ -43,11 +43,11 @@ const fn release(n: u32, base: u32) -> ReleaseFields {
         enable: F::new(n[0], base + 55, base + 55),
         structure_size: F::new(n[1], base + 63, base + 62),
         membar_type: F::new(n[2], base + 51, base + 51),
-        payload64b: F::new(n[3], base + 61, base + 61),
+        payload64b: Some(F::new(n[3], base + 61, base + 61)),
         addr_lower: F::new(n[4], base + 31, base),
         addr_upper: F::new(n[5], base + 39, base + 32),
         payload_lower: F::new(n[6], base + 95, base + 64),
-        payload_upper: F::new(n[7], base + 127, base + 96),
+        payload_upper: Some(F::new(n[7], base + 127, base + 96)),
     }
 }
 
@@ -111,7 +111,7 @@ pub const LAYOUT: Layout = Layout {
         pointer_shifted8: F::new("DEPENDENT_QMD0_POINTER", 511, 480),
         enable: F::new("DEPENDENT_QMD0_ENABLE", 512, 512),
         action: F::new("DEPENDENT_QMD0_ACTION", 515, 513),
-        prefetch: F::new("DEPENDENT_QMD0_PREFETCH", 516, 516),
+        prefetch: Some(F::new("DEPENDENT_QMD0_PREFETCH", 516, 516)),
     },
     cwd_membar_task_chasing: None,
 };

@@ -11,11 +11,11 @@ const fn release(i: u32, names: [&'static str; 4], base: u32) -> ReleaseFields {
         enable: F::indexed("RELEASE_ENABLE", c, c, i),
         structure_size: F::indexed("RELEASE_STRUCTURE_SIZE", c + 2, c + 1, i),
         membar_type: F::indexed("RELEASE_MEMBAR_TYPE", c + 3, c + 3, i),
-        payload64b: F::indexed("RELEASE_PAYLOAD64B", c + 12, c + 12, i),
+        payload64b: Some(F::indexed("RELEASE_PAYLOAD64B", c + 12, c + 12, i)),
         addr_lower: F::new(names[0], base + 31, base),
         addr_upper: F::new(names[1], base + 56, base + 32),
         payload_lower: F::new(names[2], base + 95, base + 64),
-        payload_upper: F::new(names[3], base + 127, base + 96),
+        payload_upper: Some(F::new(names[3], base + 127, base + 96)),
     }
 }
 
@@ -110,7 +110,7 @@ pub const LAYOUT: Layout = Layout {
         pointer_shifted8: F::new("DEPENDENT_QMD0_POINTER", 479, 448),
         enable: F::indexed("DEPENDENT_QMD_ENABLE", 368, 368, 0),
         action: F::indexed("DEPENDENT_QMD_ACTION", 371, 369, 0),
-        prefetch: F::indexed("DEPENDENT_QMD_PREFETCH", 372, 372, 0),
+        prefetch: Some(F::indexed("DEPENDENT_QMD_PREFETCH", 372, 372, 0)),
     },
     cwd_membar_task_chasing: Some(F::new("CWD_MEMBAR_TASK_CHASING_ENABLE", 382, 382)),
 };

@@ -50,6 +50,7 @@ pub const GPFIFO: &[u32] = &[
     cls::BLACKWELL_CHANNEL_GPFIFO_A,
     cls::HOPPER_CHANNEL_GPFIFO_A,
     cls::AMPERE_CHANNEL_GPFIFO_A,
+    cls::TURING_CHANNEL_GPFIFO_A,
 ];
 /// Compute classes, newest first.
 pub const COMPUTE: &[u32] = &[
@@ -59,6 +60,7 @@ pub const COMPUTE: &[u32] = &[
     cls::ADA_COMPUTE_A,
     cls::AMPERE_COMPUTE_B,
     cls::AMPERE_COMPUTE_A,
+    cls::TURING_COMPUTE_A,
 ];
 /// Copy-engine classes, newest first.
 pub const COPY: &[u32] = &[
@@ -67,6 +69,7 @@ pub const COPY: &[u32] = &[
     cls::HOPPER_DMA_COPY_A,
     cls::AMPERE_DMA_COPY_B,
     cls::AMPERE_DMA_COPY_A,
+    cls::TURING_DMA_COPY_A,
 ];
 /// Usermode classes, newest first.
 pub const USERMODE: &[u32] = &[
@@ -115,6 +118,21 @@ mod tests {
         assert_eq!(
             (c.gpfifo, c.compute, c.copy, c.usermode),
             (0xc86f, 0xcbc0, 0xc8b5, 0xc661)
+        );
+        // TU102's list (gpuGetClassDescriptorList_TU102, OpenRM 570.144): the Turing classes,
+        // with VOLTA_CHANNEL_GPFIFO_A/VOLTA_USERMODE_A beside them.
+        let tu102 = [
+            cls::TURING_CHANNEL_GPFIFO_A,
+            cls::TURING_COMPUTE_A,
+            cls::TURING_DMA_COPY_A,
+            cls::TURING_USERMODE_A,
+            cls::VOLTA_CHANNEL_GPFIFO_A,
+            cls::VOLTA_USERMODE_A,
+        ];
+        let c = Classes::choose(&tu102).unwrap();
+        assert_eq!(
+            (c.gpfifo, c.compute, c.copy, c.usermode),
+            (0xc46f, 0xc5c0, 0xc5b5, 0xc461)
         );
         let e = Classes::choose(&h200[..3]).unwrap_err();
         assert_eq!(e.what, "copy engine");

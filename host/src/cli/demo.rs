@@ -256,6 +256,7 @@ impl<W: Write> Demo<'_, W> {
             120 => "core/tests/data/cubin/kernels.sm_120.cubin",
             89 => "core/tests/data/cubin/kernels.sm_89.cubin",
             86 => "core/tests/data/cubin/kernels.sm_86.cubin",
+            75 => "core/tests/data/cubin/kernels.sm_75.cubin",
             80 => "core/tests/data/cubin/kernels.sm_80.cubin",
             100 => "host/data/bench_kernels.sm_100.cubin",
             _ => "host/data/bench_kernels.sm_90.cubin",

@@ -395,6 +395,24 @@ mod tests {
         assert_eq!(j["fwsec"]["signatures"], Value::Null);
     }
 
+    /// The simulator's TU102 image: a version-2 FWSEC descriptor (Turing), no signatures.
+    #[test]
+    fn prints_the_simulated_tu102_image() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tu102.rom");
+        let spec = nvbare_sim::SimChip::Tu102.spec();
+        let b = build::build(&nvbare_sim::units::falcon::fwsec::build_spec(spec));
+        std::fs::write(&path, &b.bytes).unwrap();
+        let text = run(&args(path.clone(), false)).unwrap();
+        println!("{text}");
+        for want in ["10de:1e04", "descriptor v2", "no signatures (v2)"] {
+            assert!(text.contains(want), "{want:?} missing from:\n{text}");
+        }
+        let j: Value = serde_json::from_str(&run(&args(path, true)).unwrap()).unwrap();
+        assert_eq!(j["fwsec"]["desc"]["version"], 2);
+        assert!(j["fwsec"]["signatures"].is_null());
+    }
+
     #[test]
     fn a_malformed_file_is_named_with_its_code() {
         let dir = tempfile::tempdir().unwrap();

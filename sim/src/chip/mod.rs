@@ -7,8 +7,10 @@
 
 mod booter;
 mod ga100;
+mod turing;
 pub use booter::{AD102, GA102};
 pub use ga100::GA100;
+pub use turing::TU102;
 
 /// How the GPU's firmware is started on this chip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +45,8 @@ pub struct BooterFacts {
     /// The falcons' generation.
     pub falcons: FalconGen,
     /// FWSEC's descriptor version in the VBIOS (3 on GA10x/AD10x: `FALCON_UCODE_DESC_V3`,
-    /// what `kgspParseFwsecUcodeFromVbiosImg` expects there and tinygrad parses; 2 on GA100:
-    /// `FALCON_UCODE_DESC_V2`, run through the generic bootloader).
+    /// what `kgspParseFwsecUcodeFromVbiosImg` expects there and tinygrad parses; 2 on GA100 and
+    /// TU102: `FALCON_UCODE_DESC_V2`, run through the generic bootloader).
     pub fwsec_desc_version: u8,
     /// FWSEC's signatures (one per fuse version it supports).
     pub fwsec_signature_count: u8,
@@ -193,17 +195,20 @@ pub enum SimChip {
     /// Ampere GA100 (A100-PCIE-40GB: device id 0x20f1, 40 GiB, 108 SMs), booter path with
     /// Turing's falcons.
     Ga100,
+    /// Turing TU102 (RTX 2080 Ti: device id 0x1e04, 11 GiB, 68 SMs), booter path.
+    Tu102,
 }
 
 impl SimChip {
     /// Every simulated chip.
-    pub const ALL: [SimChip; 6] = [
+    pub const ALL: [SimChip; 7] = [
         SimChip::Gh100,
         SimChip::Gb100,
         SimChip::Gb202,
         SimChip::Ga102,
         SimChip::Ad102,
         SimChip::Ga100,
+        SimChip::Tu102,
     ];
 
     /// The chip's facts.
@@ -215,6 +220,7 @@ impl SimChip {
             SimChip::Ga102 => &booter::GA102,
             SimChip::Ad102 => &booter::AD102,
             SimChip::Ga100 => &ga100::GA100,
+            SimChip::Tu102 => &turing::TU102,
         }
     }
 

@@ -47,6 +47,15 @@ pub enum DecodeError {
         /// Method.
         method: u32,
     },
+    /// A method (or field) the bound class does not have.
+    NotInClass {
+        /// The class.
+        class: u32,
+        /// Method.
+        method: u32,
+        /// What is missing, with the header that says so.
+        why: &'static str,
+    },
 }
 
 impl fmt::Display for DecodeError {
@@ -63,6 +72,9 @@ impl fmt::Display for DecodeError {
                 f,
                 "method {method:#x} on subchannel {subchannel} with no object bound (missing SET_OBJECT)"
             ),
+            Self::NotInClass { class, method, why } => {
+                write!(f, "method {method:#x} of class {class:#06x}: {why}")
+            }
         }
     }
 }
@@ -148,9 +160,10 @@ pub fn gp_entry(raw: u64) -> Option<Segment> {
 /// Which engine a class number belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
-    /// Compute classes (Ampere 0xc6c0/0xc7c0, Ada 0xc9c0, Hopper 0xcbc0, Blackwell 0xcdc0/0xcec0).
+    /// Compute classes (Turing 0xc5c0, Ampere 0xc6c0/0xc7c0, Ada 0xc9c0, Hopper 0xcbc0,
+    /// Blackwell 0xcdc0/0xcec0).
     Compute,
-    /// Copy classes (0xc6b5, 0xc7b5, 0xc8b5, 0xc9b5, 0xcab5).
+    /// Copy classes (0xc5b5, 0xc6b5, 0xc7b5, 0xc8b5, 0xc9b5, 0xcab5).
     Copy,
     /// Anything else.
     Other,
@@ -374,9 +387,28 @@ impl Decoder {
                 _ => Ok((None, None)),
             };
         };
+        // TURING_DMA_COPY_A (clc5b5.h) and AMPERE_DMA_COPY_A (clc6b5.h) have neither
+        // SET_SEMAPHORE_PAYLOAD_UPPER (0x24c) nor LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE (27:27):
+        // their releases are 32-bit.
+        let narrow_copy = matches!(class, 0xc5b5 | 0xc6b5);
+        if narrow_copy && m == 0x24c {
+            return Err(DecodeError::NotInClass {
+                class,
+                method: m,
+                why: "no SET_SEMAPHORE_PAYLOAD_UPPER before AMPERE_DMA_COPY_B (clc5b5.h, clc6b5.h)",
+            });
+        }
         if let (Engine::Copy, 0x300) = (Engine::of(class), m) {
             let semaphore = (v >> 3) & 3;
             let payload64 = v & (1 << 27) != 0;
+            if narrow_copy && payload64 {
+                return Err(DecodeError::NotInClass {
+                    class,
+                    method: m,
+                    why: "LAUNCH_DMA bit 27 is not SEMAPHORE_PAYLOAD_SIZE before \
+                          AMPERE_DMA_COPY_B (clc5b5.h, clc6b5.h): 32-bit releases only",
+                });
+            }
             let copy = (v & 3 != 0).then(|| Operation::Copy {
                 src: join(r(0x400), r(0x404)),
                 dst: join(r(0x408), r(0x40c)),
@@ -394,7 +426,23 @@ impl Decoder {
             });
             return Ok((copy, sem));
         }
+        // TURING_COMPUTE_A (clc5c0.h) launches with SEND_SIGNALING_PCAS_B (0x2bc: INVALIDATE
+        // 0:0, SCHEDULE 1:1) and has no SEND_SIGNALING_PCAS2_B (0x2c0). Its two bits read as
+        // PCAS2's actions NOP 0, INVALIDATE 1, SCHEDULE 2, INVALIDATE_COPY_SCHEDULE 3.
+        let turing = class == 0xc5c0;
+        if turing && m == 0x2c0 {
+            return Err(DecodeError::NotInClass {
+                class,
+                method: m,
+                why: "TURING_COMPUTE_A has no SEND_SIGNALING_PCAS2_B (clc5c0.h); use \
+                      SEND_SIGNALING_PCAS_B (0x2bc)",
+            });
+        }
         let op = match (Engine::of(class), m) {
+            (Engine::Compute, 0x2bc) if turing => Some(Operation::LaunchQmd {
+                qmd_va: (r(0x2b4) as u64) << 8,
+                action: v & 3,
+            }),
             (Engine::Compute, 0x2c0) => Some(Operation::LaunchQmd {
                 qmd_va: (r(0x2b4) as u64) << 8,
                 action: v & 0xf,

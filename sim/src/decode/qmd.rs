@@ -1,7 +1,8 @@
-//! Decodes a QMD (version 3, 4 or 5) back into launch parameters.
+//! Decodes a QMD (version 2, 3, 4 or 5) back into launch parameters.
 //!
-//! Field positions transcribed from `clc6c0qmd.h` (V03_00), `clcbc0qmd.h` (V04_00) and
-//! `clcec0qmd.h` (V05_00); `sim/tests/decode_qmd_fields.rs` checks every one against them.
+//! Field positions transcribed from `clc5c0qmd.h` (V02_03, Turing), `clc6c0qmd.h` (V03_00),
+//! `clcbc0qmd.h` (V04_00) and `clcec0qmd.h` (V05_00); `sim/tests/decode_qmd_fields.rs` checks
+//! every one against them.
 
 use std::fmt;
 
@@ -52,6 +53,47 @@ pub struct Table {
     pub cbuf_shift: u32,
     /// Release slots: [enable, payload64, addr_lower, addr_upper, payload_lower, payload_upper].
     pub releases: &'static [[Bits; 6]],
+    /// V02_03's release slots (32-bit payloads, own structure and reduction fields); empty on
+    /// the other versions.
+    pub releases32: &'static [Release32],
+}
+
+/// One V02_03 release slot (`clc5c0qmd.h`): `SEMAPHORE_RELEASE_ENABLEn` and the `RELEASEn_*`
+/// fields.
+#[derive(Clone, Copy, Debug)]
+pub struct Release32 {
+    /// `SEMAPHORE_RELEASE_ENABLEn`.
+    pub enable: Bits,
+    /// `RELEASEn_ADDRESS_LOWER`.
+    pub addr_lower: Bits,
+    /// `RELEASEn_ADDRESS_UPPER`.
+    pub addr_upper: Bits,
+    /// `RELEASEn_PAYLOAD` (32 bits).
+    pub payload: Bits,
+    /// `RELEASEn_STRUCTURE_SIZE` (FOUR_WORDS 0, ONE_WORD 1).
+    pub structure_size: Bits,
+    /// `RELEASEn_REDUCTION_ENABLE`.
+    pub reduction_enable: Bits,
+    /// `RELEASEn_REDUCTION_OP` (RED_ADD 0 .. RED_XOR 7, as the later versions').
+    pub reduction_op: Bits,
+    /// `RELEASEn_REDUCTION_FORMAT` (UNSIGNED_32 0, SIGNED_32 1).
+    pub reduction_format: Bits,
+}
+
+impl Release32 {
+    /// Every field, for checks against the header.
+    pub fn fields(&self) -> [Bits; 8] {
+        [
+            self.enable,
+            self.addr_lower,
+            self.addr_upper,
+            self.payload,
+            self.structure_size,
+            self.reduction_enable,
+            self.reduction_op,
+            self.reduction_format,
+        ]
+    }
 }
 
 // Indices into `fields`.
@@ -69,6 +111,62 @@ const DEP_EN: usize = 14;
 const MIN_CFG: usize = 15;
 const MAX_CFG: usize = 16;
 const TARGET_CFG: usize = 17;
+
+/// V02_03 (Turing: TURING_COMPUTE_A, `clc5c0qmd.h`).
+pub const V2: Table = Table {
+    major: 2,
+    size: 256,
+    fields: &[
+        b("CTA_RASTER_WIDTH", 415, 384),
+        b("CTA_RASTER_HEIGHT", 431, 416),
+        b("CTA_RASTER_DEPTH", 463, 448),
+        b("CTA_THREAD_DIMENSION0", 607, 592),
+        b("CTA_THREAD_DIMENSION1", 623, 608),
+        b("CTA_THREAD_DIMENSION2", 639, 624),
+        b("REGISTER_COUNT_V", 656, 648),
+        b("BARRIER_COUNT", 959, 955),
+        b("PROGRAM_ADDRESS_LOWER", 1567, 1536),
+        b("PROGRAM_ADDRESS_UPPER", 1584, 1568),
+        b("SHARED_MEMORY_SIZE", 561, 544),
+        b("SHADER_LOCAL_MEMORY_LOW_SIZE", 951, 928),
+        b("SHADER_LOCAL_MEMORY_HIGH_SIZE", 983, 960),
+        b("DEPENDENT_QMD_POINTER", 511, 480),
+        b("DEPENDENT_QMD_SCHEDULE_ENABLE", 141, 141),
+        b("MIN_SM_CONFIG_SHARED_MEM_SIZE", 568, 562),
+        b("MAX_SM_CONFIG_SHARED_MEM_SIZE", 575, 569),
+        b("TARGET_SM_CONFIG_SHARED_MEM_SIZE", 663, 657),
+    ],
+    cbuf: [
+        arr("CONSTANT_BUFFER_VALID", 640, 640, 1),
+        arr("CONSTANT_BUFFER_ADDR_LOWER", 1055, 1024, 64),
+        arr("CONSTANT_BUFFER_ADDR_UPPER", 1072, 1056, 64),
+        arr("CONSTANT_BUFFER_SIZE_SHIFTED4", 1087, 1075, 64),
+    ],
+    cbuf_shift: 0,
+    releases: &[],
+    releases32: &[
+        Release32 {
+            enable: b("SEMAPHORE_RELEASE_ENABLE0", 138, 138),
+            addr_lower: b("RELEASE0_ADDRESS_LOWER", 767, 736),
+            addr_upper: b("RELEASE0_ADDRESS_UPPER", 775, 768),
+            payload: b("RELEASE0_PAYLOAD", 831, 800),
+            structure_size: b("RELEASE0_STRUCTURE_SIZE", 799, 799),
+            reduction_enable: b("RELEASE0_REDUCTION_ENABLE", 794, 794),
+            reduction_op: b("RELEASE0_REDUCTION_OP", 790, 788),
+            reduction_format: b("RELEASE0_REDUCTION_FORMAT", 793, 792),
+        },
+        Release32 {
+            enable: b("SEMAPHORE_RELEASE_ENABLE1", 139, 139),
+            addr_lower: b("RELEASE1_ADDRESS_LOWER", 863, 832),
+            addr_upper: b("RELEASE1_ADDRESS_UPPER", 871, 864),
+            payload: b("RELEASE1_PAYLOAD", 927, 896),
+            structure_size: b("RELEASE1_STRUCTURE_SIZE", 895, 895),
+            reduction_enable: b("RELEASE1_REDUCTION_ENABLE", 890, 890),
+            reduction_op: b("RELEASE1_REDUCTION_OP", 886, 884),
+            reduction_format: b("RELEASE1_REDUCTION_FORMAT", 889, 888),
+        },
+    ],
+};
 
 /// V03_00 (Ampere, Ada).
 pub const V3: Table = Table {
@@ -127,6 +225,7 @@ pub const V3: Table = Table {
             b("RELEASE2_PAYLOAD_UPPER", 1791, 1760),
         ],
     ],
+    releases32: &[],
 };
 
 /// V04_00 (Hopper).
@@ -186,6 +285,7 @@ pub const V4: Table = Table {
             b("RELEASE_SEMAPHORE2_PAYLOAD_UPPER", 1023, 992),
         ],
     ],
+    releases32: &[],
 };
 
 /// V05_00 (Blackwell).
@@ -245,6 +345,7 @@ pub const V5: Table = Table {
             b("RELEASE_SEMAPHORE2_PAYLOAD_UPPER", 1023, 992),
         ],
     ],
+    releases32: &[],
 };
 
 /// Per-version shifts: (program address, shared memory size, local memory sizes).
@@ -277,7 +378,7 @@ pub struct QmdRelease {
 /// A QMD's launch, as the hardware would read it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QmdInfo {
-    /// 3, 4 or 5.
+    /// 2, 3, 4 or 5.
     pub major: u32,
     /// Grid.
     pub grid: [u32; 3],
@@ -308,7 +409,7 @@ pub struct QmdInfo {
 pub enum QmdDecodeError {
     /// Not the size of the version asked for.
     BadSize(usize),
-    /// Not version 3, 4 or 5.
+    /// Not version 2, 3, 4 or 5.
     UnknownVersion(u32),
     /// The QMD's major version field disagrees with the version asked for.
     VersionMismatch {
@@ -324,9 +425,9 @@ impl fmt::Display for QmdDecodeError {
         match self {
             Self::BadSize(n) => write!(
                 f,
-                "QMD of {n} bytes does not match its version (256 bytes for v3, 384 for v4/v5)"
+                "QMD of {n} bytes does not match its version (256 bytes for v2/v3, 384 for v4/v5)"
             ),
-            Self::UnknownVersion(v) => write!(f, "QMD major version {v} is not 3, 4 or 5"),
+            Self::UnknownVersion(v) => write!(f, "QMD major version {v} is not 2, 3, 4 or 5"),
             Self::VersionMismatch { expected, found } => write!(
                 f,
                 "QMD says major version {found}, the compute class uses {expected}"
@@ -356,9 +457,10 @@ impl Table {
     }
 }
 
-/// The table of QMD major version `major` (3, 4 or 5).
+/// The table of QMD major version `major` (2, 3, 4 or 5).
 pub fn table(major: u32) -> Option<&'static Table> {
     match major {
+        2 => Some(&V2),
         3 => Some(&V3),
         4 => Some(&V4),
         5 => Some(&V5),
@@ -369,6 +471,8 @@ pub fn table(major: u32) -> Option<&'static Table> {
 /// The QMD major version a compute class uses.
 pub fn major_for_class(class: u32) -> Option<u32> {
     match class {
+        // TURING_COMPUTE_A launches V02_03 (clc5c0qmd.h, "Queue Meta Data, Version 02_03").
+        0xc5c0 => Some(2),
         0xc6c0 | 0xc7c0 | 0xc9c0 => Some(3),
         0xcbc0 => Some(4),
         0xcdc0 | 0xcec0 => Some(5),
@@ -401,7 +505,7 @@ pub fn decode_qmd(q: &[u8], major: u32) -> Result<QmdInfo, QmdDecodeError> {
             size: (t.read(q, t.cbuf[3], i) << 4) as u32,
         })
         .collect();
-    let releases = t
+    let mut releases: Vec<QmdRelease> = t
         .releases
         .iter()
         .filter(|r| t.read(q, r[0], 0) != 0)
@@ -411,6 +515,16 @@ pub fn decode_qmd(q: &[u8], major: u32) -> Result<QmdInfo, QmdDecodeError> {
             payload64: t.read(q, r[1], 0) != 0,
         })
         .collect();
+    releases.extend(
+        t.releases32
+            .iter()
+            .filter(|r| t.read(q, r.enable, 0) != 0)
+            .map(|r| QmdRelease {
+                va: (t.read(q, r.addr_upper, 0) << 32) | t.read(q, r.addr_lower, 0),
+                payload: t.read(q, r.payload, 0),
+                payload64: false,
+            }),
+    );
     Ok(QmdInfo {
         major: t.major,
         grid: [f(GRID) as u32, f(GRID + 1) as u32, f(GRID + 2) as u32],

@@ -108,8 +108,11 @@ impl Unit for Gfw {
                     GFW_PLM | GFW_BOOT | BSI_SCRATCH_14 | BAR1_BLOCK | BIND_STATUS
                 )
                 || (VBIOS_SCRATCH..VBIOS_SCRATCH + 0x80).contains(&offset)
-                || (FUSE_SEC2_UCODE1..FUSE_SEC2_UCODE1 + 0x40).contains(&offset)
-                || (FUSE_GSP_UCODE1..FUSE_GSP_UCODE1 + 0x40).contains(&offset))
+                // Turing has no ucode-version fuses (tu102 dev_fuse.h defines no FPF fuse;
+                // kgspReadUcodeFuseVersion is the stub returning 0 on TU10x).
+                || (!spec.is_turing()
+                    && ((FUSE_SEC2_UCODE1..FUSE_SEC2_UCODE1 + 0x40).contains(&offset)
+                        || (FUSE_GSP_UCODE1..FUSE_GSP_UCODE1 + 0x40).contains(&offset))))
     }
 
     fn read(&mut self, cx: &mut Cx, offset: u32) -> u32 {

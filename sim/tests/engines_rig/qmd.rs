@@ -1,4 +1,5 @@
-//! QMDs built here from the field positions of clc6c0qmd.h (V03_00, Ampere and Ada),
+//! QMDs built here from the field positions of clc5c0qmd.h (V02_03, Turing), clc6c0qmd.h
+//! (V03_00, Ampere and Ada),
 //! clcbc0qmd.h (V04_00, Hopper) and clcec0qmd.h (V05_00, Blackwell), bit by bit (not with the
 //! simulator's decoder tables).
 
@@ -29,11 +30,42 @@ pub struct Layout {
     /// lower/upper and payload lower/upper.
     pub release_enable: u32,
     pub release_structure: (u32, u32),
-    pub release_payload64: u32,
-    pub release0: [(u32, u32); 4],
+    /// PAYLOAD64B (V02_03 has none: 32-bit payloads).
+    pub release_payload64: Option<u32>,
+    /// Address lower, upper, payload lower.
+    pub release0: [(u32, u32); 3],
+    /// Payload upper (none on V02_03).
+    pub release0_payload_upper: Option<(u32, u32)>,
     /// DEPENDENT_QMD0_POINTER, DEPENDENT_QMD0_ENABLE, DEPENDENT_QMD0_ACTION.
     pub dependent: ((u32, u32), u32, (u32, u32)),
 }
+
+/// V02_03 (clc5c0qmd.h): no QMD_TYPE; SEMAPHORE_RELEASE_ENABLE0 (138) with a 32-bit
+/// RELEASE0_PAYLOAD; one dependent (DEPENDENT_QMD_POINTER, _SCHEDULE_ENABLE 141, _TYPE 142,
+/// GRID 1).
+pub const V2: Layout = Layout {
+    major: 2,
+    qmd_type: None,
+    major_version: (583, 580),
+    grid: [(415, 384), (431, 416), (463, 448)],
+    block: [(607, 592), (623, 608), (639, 624)],
+    registers: (656, 648),
+    barriers: (959, 955),
+    program: ((1567, 1536), (1584, 1568), 0),
+    shared: ((561, 544), 0),
+    sm_config: [(568, 562), (575, 569), (663, 657)],
+    cbuf_valid: (640, 1),
+    cbuf_addr_lo: (1055, 1024),
+    cbuf_addr_hi: (1072, 1056),
+    cbuf_size: (1087, 1075),
+    cbuf_shift: 0,
+    release_enable: 138,
+    release_structure: (799, 799),
+    release_payload64: None,
+    release0: [(767, 736), (775, 768), (831, 800)],
+    release0_payload_upper: None,
+    dependent: ((511, 480), 141, (142, 142)),
+};
 
 /// V03_00 (clc6c0qmd.h): no QMD_TYPE; constant buffers as byte addresses; releases at
 /// 768..895.
@@ -55,8 +87,9 @@ pub const V3: Layout = Layout {
     cbuf_shift: 0,
     release_enable: 823,
     release_structure: (831, 830),
-    release_payload64: 829,
-    release0: [(799, 768), (807, 800), (863, 832), (895, 864)],
+    release_payload64: Some(829),
+    release0: [(799, 768), (807, 800), (863, 832)],
+    release0_payload_upper: Some((895, 864)),
     // DEPENDENT_QMD0_POINTER 511:480; _ENABLE 512; _ACTION 515:513.
     dependent: ((511, 480), 512, (515, 513)),
 };
@@ -79,8 +112,9 @@ pub const V4: Layout = Layout {
     cbuf_shift: 6,
     release_enable: 320,
     release_structure: (322, 321),
-    release_payload64: 332,
-    release0: [(671, 640), (696, 672), (735, 704), (767, 736)],
+    release_payload64: Some(332),
+    release0: [(671, 640), (696, 672), (735, 704)],
+    release0_payload_upper: Some((767, 736)),
     // DEPENDENT_QMD0_POINTER 479:448; DEPENDENT_QMD_ENABLE(0) 368; _ACTION(0) 371:369.
     dependent: ((479, 448), 368, (371, 369)),
 };
@@ -103,8 +137,9 @@ pub const V5: Layout = Layout {
     cbuf_shift: 6,
     release_enable: 288,
     release_structure: (290, 289),
-    release_payload64: 300,
-    release0: [(511, 480), (536, 512), (575, 544), (607, 576)],
+    release_payload64: Some(300),
+    release0: [(511, 480), (536, 512), (575, 544)],
+    release0_payload_upper: Some((607, 576)),
     // DEPENDENT_QMD0_POINTER 415:384; DEPENDENT_QMD0_ENABLE 336; _ACTION 339:337.
     dependent: ((415, 384), 336, (339, 337)),
 };
@@ -179,17 +214,20 @@ impl Qmd {
         self
     }
 
-    /// Enables release 0: a four-word (payload + timer) 64-bit release of `payload` at `va`.
+    /// Enables release 0: a four-word (payload + timer) 64-bit release of `payload` at `va`
+    /// (32-bit on V02_03).
     pub fn release0(&mut self, va: u64, payload: u64) -> &mut Self {
         let l = self.l;
         let e = l.release_enable;
         self.set((e, e), 1);
         self.set(l.release_structure, 0);
-        self.set((l.release_payload64, l.release_payload64), 1);
         self.set(l.release0[0], va & 0xffff_ffff);
         self.set(l.release0[1], va >> 32);
         self.set(l.release0[2], payload & 0xffff_ffff);
-        self.set(l.release0[3], payload >> 32);
+        if let (Some(p64), Some(upper)) = (l.release_payload64, l.release0_payload_upper) {
+            self.set((p64, p64), 1);
+            self.set(upper, payload >> 32);
+        }
         self
     }
 

@@ -81,6 +81,7 @@ pub fn signature_target(chip: SimChip) -> GspSignatureTarget {
     match chip {
         SimChip::Ad102 => GspSignatureTarget::Ad10x,
         SimChip::Ga100 => GspSignatureTarget::Ga100,
+        SimChip::Tu102 => GspSignatureTarget::Tu10x,
         _ => GspSignatureTarget::Ga10x,
     }
 }
@@ -309,10 +310,16 @@ impl Rig {
     ) -> u32 {
         let file = self.file(name);
         let hs = HsUcode::parse(&file).expect("the booter file");
-        let fuse = fuse_version(
-            self.gpu
-                .bar0_read(FUSE_SEC2_UCODE1 + 4 * (hs.meta.ucode_id - 1)),
-        );
+        // TU10x has no ucode fuses: ksec2ReadUcodeFuseVersion is the stub returning 0 there
+        // (tu102 dev_fuse.h has no FPF fuse).
+        let fuse = if self.chip.spec().is_turing() {
+            0
+        } else {
+            fuse_version(
+                self.gpu
+                    .bar0_read(FUSE_SEC2_UCODE1 + 4 * (hs.meta.ucode_id - 1)),
+            )
+        };
         let sig = hs.signature_for_fuse_version(fuse).expect("a signature");
         let patched = hs.patched_image(sig).expect("the patch fits");
         let image = self.alloc(patched.len());

@@ -52,9 +52,15 @@ pub fn firmware_dir(chip: &str) -> Option<PathBuf> {
         })?;
     // The FSP path boots with the FMC, the booter path with the booters.
     let files: &[&str] = match chip {
-        "ga102" | "ad102" | "ga100" | "tu102" => {
-            &["booter_load", "booter_unload", "gsp", "bootloader"]
-        }
+        "ga102" | "ad102" => &["booter_load", "booter_unload", "gsp", "bootloader"],
+        // TU10x and GA100 run FWSEC through the generic bootloader.
+        "ga100" | "tu102" => &[
+            "booter_load",
+            "booter_unload",
+            "gsp",
+            "bootloader",
+            "gen_bootloader",
+        ],
         _ => &["fmc", "gsp", "bootloader"],
     };
     let have = files.iter().all(|n| {
@@ -116,7 +122,7 @@ pub fn facts(chip: SimChip) -> ChipFacts {
             signature: GspSignatureTarget::Gb10x,
             scheme: FmcSignatureScheme::EcdsaP384,
         },
-        SimChip::Ga102 | SimChip::Ad102 | SimChip::Ga100 => {
+        SimChip::Ga102 | SimChip::Ad102 | SimChip::Ga100 | SimChip::Tu102 => {
             panic!(
                 "the FSP rig boots Hopper and Blackwell; the booter chips boot in booter_boot.rs"
             )

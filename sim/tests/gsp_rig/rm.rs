@@ -57,6 +57,8 @@ pub fn classes(chip: SimChip) -> (u32, u32, u32) {
         SimChip::Ga102 => (0xc56f, 0xc7c0, 0xc7b5),
         SimChip::Ad102 => (0xc56f, 0xc9c0, 0xc7b5),
         SimChip::Ga100 => (0xc56f, 0xc6c0, 0xc6b5),
+        // TURING_CHANNEL_GPFIFO_A, TURING_COMPUTE_A, TURING_DMA_COPY_A.
+        SimChip::Tu102 => (0xc46f, 0xc5c0, 0xc5b5),
     }
 }
 

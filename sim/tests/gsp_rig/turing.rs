@@ -3,7 +3,9 @@
 //! "Turing and GA100 do not have an explicit core switch"), FWSEC with a v2 descriptor
 //! through the generic bootloader (`s_vbiosFillFlcnUcodeFromDescV2`,
 //! `s_prepareHsFalconWithLoader`) and the booter by PIO (`s_prepareHsFalconDirect`), all in
-//! kernel_gsp_fwsec.c / kernel_gsp_falcon_tu102.c.
+//! kernel_gsp_fwsec.c / kernel_gsp_falcon_tu102.c. On TU10x there are no ucode fuses (the
+//! booter's signature is the one for fuse version 0) and the RISC-V state is
+//! `RISCV_CORE_SWITCH_RISCV_STATUS` (`kflcnIsRiscvActive_TU102`).
 
 use super::booter::*;
 use super::*;
@@ -11,12 +13,24 @@ use nvbare_gsp::firmware::{GenericBootloader, HsUcode};
 use nvbare_gsp::vbios::{FwsecDesc, parse as parse_vbios};
 use nvbare_sim::chip::FalconGen;
 
-/// `NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS` (ga100 dev_riscv_pri.h, RISC-V base + 0x240).
+/// `NV_PRISCV_RISCV_CORE_SWITCH_RISCV_STATUS` (ga100 and tu102 dev_riscv_pri.h, RISC-V base
+/// + 0x240).
 pub const CORE_SWITCH_RISCV_STATUS: u32 = 0x1240;
 /// `NV_PFALCON_FALCON_HWCFG` (IMEM_SIZE 8:0 in blocks).
 const HWCFG: u32 = 0x108;
 /// `RM_FLCN_BL_DMEM_DESC.ctxDma`: "dmaIdx for PHYS_SYS_NCOH" (s_prepareHsFalconWithLoader).
 const BL_CTX_DMA: u32 = 4;
+
+/// What `s_prepareHsFalconWithLoader` writes for the generic bootloader, for a test to edit
+/// before it is written.
+pub struct LoaderSetup {
+    /// `RM_FLCN_BL_DMEM_DESC` (84 bytes).
+    pub desc: Vec<u8>,
+    /// The loader's code, padded to 256 bytes.
+    pub code: Vec<u8>,
+    /// `blStartTag`.
+    pub start_tag: u32,
+}
 
 impl Rig {
     /// The chip's falcons are Turing's (TU10x, GA100).
@@ -94,8 +108,8 @@ impl Rig {
         self.fwsec_v2_with(cmd, frts, |_| {})
     }
 
-    /// As [`Rig::fwsec_v2`], with `edit` applied to the bootloader's code last.
-    pub fn fwsec_v2_with(&self, cmd: u32, frts: u64, edit: impl FnOnce(&mut Vec<u8>)) -> u32 {
+    /// As [`Rig::fwsec_v2`], with `edit` applied to the bootloader's setup last.
+    pub fn fwsec_v2_with(&self, cmd: u32, frts: u64, edit: impl FnOnce(&mut LoaderSetup)) -> u32 {
         let rom = self.read_vbios();
         let f = parse_vbios(&rom)
             .expect("the VBIOS parses")
@@ -156,17 +170,22 @@ impl Rig {
         .iter()
         .flat_map(|w| w.to_le_bytes())
         .collect();
-        self.dmem_pio(GSP, 0, &desc);
         let file = self.file("gen_bootloader");
         let bl = GenericBootloader::parse(&file).expect("gen_bootloader");
-        let mut blcode = bl.code().to_vec();
-        blcode.resize(blcode.len().next_multiple_of(256), 0);
-        edit(&mut blcode);
+        let mut code = bl.code().to_vec();
+        code.resize(code.len().next_multiple_of(256), 0);
+        let mut s = LoaderSetup {
+            desc,
+            code,
+            start_tag: bl.desc.start_tag,
+        };
+        edit(&mut s);
+        self.dmem_pio(GSP, 0, &s.desc);
         // "Copy bootloader to top of IMEM".
         let blocks = self.reg(GSP, HWCFG) & 0x1ff;
-        let dst = (blocks - (blcode.len() / 256) as u32) * 256;
-        let tag = bl.desc.start_tag << 8;
-        self.imem_pio(GSP, dst, &blcode, false, tag);
+        let dst = (blocks - (s.code.len() / 256) as u32) * 256;
+        let tag = s.start_tag << 8;
+        self.imem_pio(GSP, dst, &s.code, false, tag);
         self.set(GSP, BOOTVEC, tag);
         self.start_and_wait(GSP, (0, 0))
     }

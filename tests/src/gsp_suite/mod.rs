@@ -41,6 +41,9 @@ pub fn kernels_for(sm: u32) -> Option<&'static [u8]> {
         80 => Some(include_bytes!(
             "../../../core/tests/data/cubin/kernels.sm_80.cubin"
         )),
+        75 => Some(include_bytes!(
+            "../../../core/tests/data/cubin/kernels.sm_75.cubin"
+        )),
         _ => None,
     }
 }

@@ -9,7 +9,7 @@ set -eu
 NVCC="${NVCC:-nvcc}"
 cd "$(dirname "$0")"
 "$NVCC" --version | tail -n 2
-for arch in 80 86 89 90 100 120; do
+for arch in 75 80 86 89 90 100 120; do
     "$NVCC" -cubin -O2 -arch=sm_$arch -o kernels.sm_$arch.cubin kernels.cu
 done
 ls -l ./*.cubin

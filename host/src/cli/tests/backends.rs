@@ -163,7 +163,7 @@ fn an_unknown_simulated_chip_is_a_usage_error() {
         .expect_err("refused");
     assert!(
         e.to_string()
-            .contains("the simulator has gh100, gb100, gb202, ga102, ad102 and ga100"),
+            .contains("the simulator has gh100, gb100, gb202, ga102, ad102, ga100 and tu102"),
         "{e}"
     );
 }
@@ -185,6 +185,10 @@ fn demo_help_lists_every_simulated_chip() {
     }
     assert!(
         help.contains("ga100 (NVIDIA A100-PCIE-40GB, booter path)"),
+        "{help}"
+    );
+    assert!(
+        help.contains("tu102 (NVIDIA GeForce RTX 2080 Ti, booter path)"),
         "{help}"
     );
 }

@@ -1,7 +1,8 @@
 //! The table of recognised kernels: name, SM, FNV-1a 64 of the code and the model that runs
 //! it ([`super::kernels`] says how the hash is taken; `sim/tests/engines_compute.rs` checks
 //! every entry against the committed cubins). The sm_100 entries are from
-//! `core/tests/data/cubin/kernels.sm_100.cubin` and `host/data/bench_kernels.sm_100.cubin`.
+//! `core/tests/data/cubin/kernels.sm_100.cubin` and `host/data/bench_kernels.sm_100.cubin`,
+//! the sm_75 ones from `core/tests/data/cubin/kernels.sm_75.cubin`.
 
 use super::kernels::{Known, Model};
 
@@ -194,4 +195,32 @@ pub const KNOWN: &[Known] = &[
     known("copy_h300_1", "sm_100", 0x319f54649b2b2028, Model::CopyAll),
     known("copy_tile", "sm_100", 0x05c73211d4e163d8, Model::CopyAll),
     known("spin_cycles", "sm_100", 0xdf4bdbe1d2154d33, Model::Nothing),
+    // sm_75 (TU10x): `core/tests/data/cubin/kernels.sm_75.cubin`.
+    known(
+        "count_launches",
+        "sm_75",
+        0x488e9a84c26929f3,
+        Model::CountLaunches,
+    ),
+    known("dims", "sm_75", 0xc7646f8de8afc093, Model::Dims),
+    known("empty_kernel", "sm_75", 0x33ef4abff8b44efc, Model::Nothing),
+    known(
+        "local_array",
+        "sm_75",
+        0xd57674f165dbe250,
+        Model::LocalArray,
+    ),
+    known(
+        "reverse_block",
+        "sm_75",
+        0x869239973ba20d74,
+        Model::ReverseBlock,
+    ),
+    known(
+        "store_value",
+        "sm_75",
+        0xb2196efa742e1b0a,
+        Model::StoreValue,
+    ),
+    known("vector_add", "sm_75", 0x0d687486447cba3e, Model::VectorAdd),
 ];

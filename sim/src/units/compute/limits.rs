@@ -39,6 +39,15 @@ pub fn of(spec: &ChipSpec) -> Option<ComputeLimits> {
             shared_per_sm: 164 << 10,
             param_base: 0x160,
         }),
+        // TU10x (sm_75): TURING_COMPUTE_A with QMD V02_03 (clc5c0qmd.h); compute capability
+        // 7.5 gives an SM (and a CTA) 64 KiB of shared memory; kernel parameters at cbuf0
+        // 0x160 (EIATTR_PARAM_CBANK of kernels.sm_75.cuobjdump-elf.txt).
+        0x16 => Some(ComputeLimits {
+            sm: "sm_75",
+            qmd_major: 2,
+            shared_per_sm: 64 << 10,
+            param_base: 0x160,
+        }),
         // GA10x (sm_86) and AD10x (sm_89): QMD V03_00 (clc6c0qmd.h, which AMPERE_COMPUTE_B and
         // ADA_COMPUTE_A launch); compute capabilities 8.6 and 8.9 give an SM 100 KiB of shared
         // memory; kernel parameters at cbuf0 0x160 (tinygrad's ops_nv places them there for

@@ -98,6 +98,18 @@ pub fn launch(
         let Some(next) = q.dependent else {
             return Ok(());
         };
+        if major == 2 {
+            // V02_03 (clc5c0qmd.h) has no action: DEPENDENT_QMD_SCHEDULE_ENABLE schedules the
+            // dependent, DEPENDENT_QMD_TYPE (142) says what it is, GRID 1 or QUEUE 0.
+            let kind = bits(&raw, 142, 142);
+            if kind != 1 {
+                return Err(Stop::Invalid(format!(
+                    "QMD at {va:#x}: DEPENDENT_QMD_TYPE QUEUE (only GRID dependents are modeled)"
+                )));
+            }
+            va = next;
+            continue;
+        }
         // DEPENDENT_QMD0_ACTION: 371:369 in V04 (clcbc0qmd.h), 339:337 in V05 (clcec0qmd.h);
         // QMD_SCHEDULE 1 and QMD_INVALIDATE_COPY_SCHEDULE 3 launch the next QMD.
         let action = if major == 5 {
@@ -132,8 +144,9 @@ fn run_one(
     mmu::read(cx, who, qmd_va, &mut raw).map_err(Stop::Mem)?;
     let bad = |why: String| Stop::Invalid(format!("QMD at {qmd_va:#x}: {why}"));
     let q = qmd::decode_qmd(&raw, major).map_err(|e| bad(e.to_string()))?;
-    // V03_00 (Ampere, Ada) has no QMD_TYPE: clc6c0qmd.h defines no NVC6C0_QMDV03_00_QMD_TYPE
-    // and every V03 launch is a plain grid.
+    // V03_00 (Ampere, Ada) and V02_03 (Turing) have no QMD_TYPE: clc6c0qmd.h and clc5c0qmd.h
+    // define none and every such launch is a plain grid (V02_03's IS_QUEUE, bit 136, asks for
+    // a queue instead, checked below).
     let qmd_type = match major {
         5 => bits(&raw, 153, 151),
         4 => bits(&raw, 25, 23),
@@ -143,6 +156,10 @@ fn run_one(
         return Err(bad(format!(
             "QMD_TYPE {qmd_type} is not GRID_CTA (2); cluster launches are not modeled"
         )));
+    }
+    // V02_03 IS_QUEUE (clc5c0qmd.h MW(136:136)): a queue QMD, not a grid.
+    if major == 2 && bits(&raw, 136, 136) != 0 {
+        return Err(bad("IS_QUEUE is set; queue QMDs are not modeled".into()));
     }
     limits::check(&q, lim).map_err(bad)?;
     if q.local_memory.iter().any(|&b| b > 0) && state.local_memory.is_none() {
@@ -229,6 +246,9 @@ fn qmd_releases(
     table: &qmd::Table,
     q: &QmdInfo,
 ) -> Result<(), Stop> {
+    if !table.releases32.is_empty() {
+        return qmd_releases32(cx, who, raw, table, q);
+    }
     // Only the enabled slots are in `q.releases`, in slot order.
     let enabled = table
         .releases
@@ -263,6 +283,43 @@ fn qmd_releases(
             payload: rel.payload,
             payload64,
             timestamp,
+            reduction,
+        };
+        semaphore::release(cx, who, &r).map_err(Stop::Mem)?;
+    }
+    Ok(())
+}
+
+/// Writes a V02_03 QMD's enabled releases (`clc5c0qmd.h`): 32-bit payloads, FOUR_WORDS (payload
+/// and timestamp) or ONE_WORD, optionally reduced.
+fn qmd_releases32(
+    cx: &mut Cx,
+    who: &Requester,
+    raw: &[u8],
+    table: &qmd::Table,
+    q: &QmdInfo,
+) -> Result<(), Stop> {
+    let enabled = table
+        .releases32
+        .iter()
+        .filter(|r| bits(raw, r.enable.hi, r.enable.lo) != 0);
+    for (slot, rel) in enabled.zip(&q.releases) {
+        let f = |b: qmd::Bits| bits(raw, b.hi, b.lo);
+        let reduction = if f(slot.reduction_enable) != 0 {
+            // CAST: a 3-bit field.
+            let op = f(slot.reduction_op) as u32;
+            let r = Reduction::from_compute(op)
+                .ok_or_else(|| Stop::Invalid(format!("QMD release reduction {op}")))?;
+            Some((r, f(slot.reduction_format) == 1))
+        } else {
+            None
+        };
+        let r = Release {
+            va: rel.va,
+            payload: rel.payload,
+            payload64: false,
+            // STRUCTURE_SIZE FOUR_WORDS 0 (payload, then the timestamp at +8), ONE_WORD 1.
+            timestamp: f(slot.structure_size) == 0,
             reduction,
         };
         semaphore::release(cx, who, &r).map_err(Stop::Mem)?;

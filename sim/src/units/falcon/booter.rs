@@ -18,8 +18,10 @@
 //! On TU10x/GA100 falcons ([`FalconGen::Tu102`]) the booter comes in by PIO instead
 //! (`KGSP_FLCN_UCODE_BOOT_DIRECT`, `s_prepareHsFalconDirect`): the OS code (load header's
 //! `os_code_offset`/`size`) non-secure at IMEM 0 tagged with its offset, the application's
-//! code secure after it tagged with its offset, the patched OS data at DMEM 0 and BOOTVEC 0
-//! ("start of non-secure code"); there are no boot-ROM parameter registers to check.
+//! code secure after it tagged with its offset, the patched OS data at DMEM 0, BOOTVEC 0
+//! ("start of non-secure code") and `FBIF_CTL.ALLOW_PHYS_NO_CTX` set
+//! (`kflcnDisableCtxReq_HAL`); there are no boot-ROM parameter registers to check, and Turing
+//! has no ucode fuses (its signature is `numSigs - 1 - 0`).
 //!
 //! `booter_load` takes the WPR meta's address from MAILBOX0/1 (`kgspExecuteBooterLoad_TU102`
 //! puts it there) and checks it as `kgspCalculateFbLayout_TU102` fills it; its result is
@@ -29,7 +31,7 @@
 use nvbare_gsp::abi::{GSP_FW_WPR_META_MAGIC, GSP_FW_WPR_META_REVISION, GspFwWprMeta};
 use nvbare_gsp::firmware::HsUcode;
 
-use super::{FalconCore, MOD_SEL_RSA3K};
+use super::{FBIF_CTL, FalconCore, MOD_SEL_RSA3K};
 use crate::chip::FalconGen;
 use crate::device::Cx;
 use crate::firmware;
@@ -130,6 +132,13 @@ pub fn check_load(
                          loads it non-secure at IMEM 0)",
                         kind.file()
                     ),
+                );
+            }
+            if core.held(FBIF_CTL) & (1 << 7) == 0 {
+                return err(
+                    0xb0,
+                    "FBIF_CTL.ALLOW_PHYS_NO_CTX is clear: kflcnDisableCtxReq_HAL sets it before \
+                     s_prepareHsFalconDirect's load",
                 );
             }
         }

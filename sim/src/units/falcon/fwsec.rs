@@ -37,6 +37,7 @@ use nvbare_gsp::vbios::build::{Built, Spec as BuildSpec, build};
 use nvbare_gsp::vbios::falcon_ucode::{CMD_FRTS, CMD_SB, DMEM_MAPPER_INIT_CMD, SIGNATURE_SIZE};
 use nvbare_gsp::vbios::{FwsecDesc, FwsecInfo, parse};
 
+use super::loader::BlDmemDesc;
 use super::{BLOCK, FalconCore, MOD_SEL_RSA3K};
 use crate::chip::ChipSpec;
 
@@ -109,12 +110,45 @@ impl Fwsec {
         matches!(self.info.desc, FwsecDesc::V2(_))
     }
 
-    /// A version-2 FWSEC after the generic bootloader fetched it and jumped to `entry`:
-    /// checks IMEM and DMEM against the ROM and reads the command.
-    pub fn run_v2(&self, core: &FalconCore, entry: u32, fb: u64) -> Result<FwsecCommand, String> {
+    /// A version-2 FWSEC after the generic bootloader ran the descriptor `bl`: its code parts
+    /// must be FWSEC's IMEM image split as `s_vbiosFillFlcnUcodeFromDescV2` splits it and its
+    /// data FWSEC's `DMEMLoadSize` bytes; then IMEM and DMEM are checked against the ROM and
+    /// the command read. Version 2 has no signature list and Turing no ucode fuses: the falcon
+    /// authenticates the secure part itself, which the simulator takes as given once the bytes
+    /// are FWSEC's.
+    pub fn run_v2(
+        &self,
+        core: &FalconCore,
+        bl: &BlDmemDesc,
+        fb: u64,
+    ) -> Result<FwsecCommand, String> {
         let FwsecDesc::V2(d) = &self.info.desc else {
             return Err("FWSEC's descriptor is version 3: the boot ROM runs it".into());
         };
+        let ns = (
+            d.imem_phys_base,
+            d.imem_load_size.saturating_sub(d.imem_sec_size),
+        );
+        let sec = (
+            d.imem_sec_base
+                .wrapping_sub(d.imem_virt_base)
+                .wrapping_add(d.imem_phys_base),
+            d.imem_sec_size.next_multiple_of(256),
+        );
+        if (bl.non_secure, bl.secure) != (ns, sec) {
+            return Err(format!(
+                "the generic bootloader's code parts are {:#x?} and {:#x?}; FWSEC's descriptor \
+                 makes them {ns:#x?} (non-secure) and {sec:#x?} (secure)",
+                bl.non_secure, bl.secure
+            ));
+        }
+        if bl.data_size as usize != self.info.dmem.1 {
+            return Err(format!(
+                "the generic bootloader copies {:#x} bytes of data; FWSEC's DMEMLoadSize is {:#x}",
+                bl.data_size, self.info.dmem.1
+            ));
+        }
+        let entry = bl.entry;
         let rom = &self.vbios.bytes;
         let (phys, load) = (d.imem_phys_base as usize, d.imem_load_size as usize);
         let sec_len = (d.imem_sec_size as usize).next_multiple_of(BLOCK);

@@ -1,9 +1,16 @@
-//! The falcon generic bootloader (`gen_bootloader-570.144.bin`) as TU10x/GA100 run FWSEC
-//! through it (`KGSP_FLCN_UCODE_BOOT_WITH_LOADER`). The driver's side is
-//! `s_prepareHsFalconWithLoader` (kernel_gsp_falcon_tu102.c): the bootloader's code by PIO,
-//! non-secure, at the top of IMEM (`HWCFG.IMEM_SIZE` minus its blocks) tagged from
-//! `blStartTag`, BOOTVEC = `blStartTag << 8`, its `RM_FLCN_BL_DMEM_DESC` (rmflcnbl.h, 84
-//! bytes) at DMEM 0, and `FBIF_TRANSCFG(ctxDma)` physical.
+//! The falcon generic bootloader (`gen_bootloader-570.144.bin`) as TU10x/GA100 run a
+//! version-2 FWSEC through it (`kgspExecuteFwsec_TU102` with
+//! `KGSP_FLCN_UCODE_BOOT_WITH_LOADER`). What `s_prepareHsFalconWithLoader`
+//! (kernel_gsp_falcon_tu102.c) sets up, and so what the simulator checks before the loader
+//! "runs":
+//! - the loader's code by PIO at the top of IMEM (`imemDstBlk = IMEM_SIZE - blSize / 256`),
+//!   as non-secure code tagged from `blStartTag`, and BOOTVEC = `blStartTag << 8`;
+//! - `RM_FLCN_BL_DMEM_DESC` (rmflcnbl.h, 84 bytes) at DMEM 0: signature zero, `ctxDma` 4
+//!   ("dmaIdx for PHYS_SYS_NCOH"), the code buffer's DMA base with the non-secure and secure
+//!   parts' offsets and sizes, `codeEntryPoint` 0, the data buffer's DMA base and size;
+//! - `FBIF_TRANSCFG(4)` physical (`MEM_TYPE` 2) and sysmem (`TARGET` coherent 1; the
+//!   simulator takes non-coherent 2 too), and `FBIF_CTL.ALLOW_PHYS_NO_CTX` (7) set by
+//!   `kflcnDisableCtxReq_HAL` so the loader may DMA physically without a context.
 //!
 //! What the bootloader then does is the simulator's reading of that descriptor (the code is
 //! NVIDIA's and is not executed; unconfirmed on silicon): it DMAs `nonSecureCodeSize` bytes
@@ -14,17 +21,21 @@
 
 use nvbare_gsp::firmware::GenericBootloader;
 
-use super::{BLOCK, FalconCore, ImemBlock};
+use super::{BLOCK, FBIF_CTL, FalconCore, ImemBlock};
 use crate::device::Cx;
 use crate::firmware;
 use crate::memory::Target;
 
 /// `sizeof(RM_FLCN_BL_DMEM_DESC)`.
 pub const DESC_SIZE: usize = 84;
+/// The DMA context the loader uses (`blDmemDesc.ctxDma = 4`, "PHYS_SYS_NCOH").
+pub const LOADER_CTX_DMA: u32 = 4;
 
 /// `RM_FLCN_BL_DMEM_DESC` as the driver left it in DMEM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlDmemDesc {
+    /// `signature[4]`.
+    pub signature: [u32; 4],
     /// `ctxDma`.
     pub ctx_dma: u32,
     /// `codeDmaBase`.
@@ -51,6 +62,7 @@ impl BlDmemDesc {
         let u64_at = |i: usize| Some(u64::from(w(i + 1)?) << 32 | u64::from(w(i)?));
         // reserved[4], signature[4], then ctxDma at word 8.
         Some(BlDmemDesc {
+            signature: [w(4)?, w(5)?, w(6)?, w(7)?],
             ctx_dma: w(8)?,
             code_base: u64_at(9)?,
             non_secure: (w(11)?, w(12)?),
@@ -63,8 +75,12 @@ impl BlDmemDesc {
 }
 
 /// Checks the generic bootloader the driver loaded into `core` and runs it: IMEM and DMEM
-/// then hold what it fetched. Returns the entry point it jumps to, or why it cannot run.
-pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
+/// then hold what it fetched. Returns the descriptor it ran (its `entry` is where it jumps),
+/// or why it cannot run.
+pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<BlDmemDesc, String> {
+    if let Some(e) = &core.dma_error {
+        return Err(format!("a DMA into the falcon failed: {e}"));
+    }
     let file = firmware::load(cx.firmware_dir, cx.spec.name, "gen_bootloader")
         .map_err(|e| e.to_string())?;
     let bl = GenericBootloader::parse(&file.bytes)
@@ -84,9 +100,17 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
         .len()
         .checked_sub(code.len().div_ceil(BLOCK))
         .ok_or("the generic bootloader is larger than IMEM")?;
-    if core.imem_blocks.get(top).copied().flatten().map(|b| b.tag) != Some(tag) {
+    // PANIC: `top` is at most the block count (checked_sub above). CAST: block counts of a
+    // 64 KiB IMEM.
+    let tagged = core.imem_blocks[top..]
+        .iter()
+        .enumerate()
+        .all(|(i, b)| b.is_some_and(|b| b.tag == tag + i as u32 && !b.secure));
+    if !tagged {
         return Err(format!(
-            "the generic bootloader is not in IMEM's top blocks (block {top:#x} onwards)"
+            "the generic bootloader is not in IMEM's top blocks (block {top:#x} onwards) as \
+             non-secure code tagged from {:#x} (s_prepareHsFalconWithLoader copies it there)",
+            tag << 8
         ));
     }
     if core.bootvec != tag << 8 {
@@ -97,17 +121,28 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
         ));
     }
     let d = BlDmemDesc::read(&core.dmem).ok_or("DMEM cannot hold RM_FLCN_BL_DMEM_DESC")?;
-    let cfg = core.transcfg(d.ctx_dma)?;
-    if cfg & (1 << 2) == 0 {
+    if d.signature != [0; 4] || d.ctx_dma != LOADER_CTX_DMA || d.entry != 0 {
         return Err(format!(
-            "FBIF_TRANSCFG({}) is virtual: the generic bootloader fetches by physical address",
-            d.ctx_dma
+            "RM_FLCN_BL_DMEM_DESC at DMEM 0 has signature {:x?}, ctxDma {}, codeEntryPoint \
+             {:#x}: s_prepareHsFalconWithLoader writes a zero signature, ctxDma 4, entry 0",
+            d.signature, d.ctx_dma, d.entry
         ));
     }
-    let at = |addr: u64| match cfg & 3 {
-        0 => Target::Vram(addr),
-        _ => Target::Bus(addr),
-    };
+    let cfg = core.transcfg(d.ctx_dma)?;
+    // TRANSCFG TARGET 1:0 (1 coherent, 2 non-coherent sysmem), MEM_TYPE 2 (physical).
+    if cfg & (1 << 2) == 0 || !matches!(cfg & 3, 1 | 2) {
+        return Err(format!(
+            "FBIF_TRANSCFG(4) is {cfg:#x}: the generic bootloader DMAs from physical sysmem \
+             (s_prepareHsFalconWithLoader sets TARGET COHERENT_SYSMEM, MEM_TYPE PHYSICAL)"
+        ));
+    }
+    if core.held(FBIF_CTL) & (1 << 7) == 0 {
+        return Err(
+            "FBIF_CTL.ALLOW_PHYS_NO_CTX is clear: kflcnDisableCtxReq_HAL sets it before the \
+             generic bootloader's physical DMA"
+                .into(),
+        );
+    }
     // Nothing the bootloader fetches may exceed the memory below it (IMEM) or DMEM.
     let room = top * BLOCK;
     let fetch = |from: u64, len: u32, what: &str| {
@@ -119,7 +154,7 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
         }
         let mut out = vec![0u8; len as usize];
         cx.bus
-            .read(at(from), &mut out)
+            .read(Target::Bus(from), &mut out)
             .map(|()| out)
             .map_err(|e| format!("the generic bootloader's fetch of {what} at {from:#x}: {e}"))
     };
@@ -147,7 +182,7 @@ pub fn run(cx: &Cx, core: &mut FalconCore) -> Result<u32, String> {
     place(core, 0, &ns, d.non_secure.0, false);
     place(core, sec_at, &sec, d.secure.0, true);
     core.dmem[..data.len()].copy_from_slice(&data);
-    Ok(d.entry)
+    Ok(d)
 }
 
 /// Copies `code` to IMEM at `at`, tagging its blocks from `offset >> 8`.
@@ -177,6 +212,7 @@ mod tests {
     fn the_descriptor_is_read_at_rmflcnbl_h_offsets() {
         let mut b = [0u8; DESC_SIZE];
         for (at, v) in [
+            (16, 0xaa),
             (32, 4u32),
             (36, 0x1000),
             (40, 0x2),
@@ -195,6 +231,7 @@ mod tests {
         assert_eq!(
             d,
             BlDmemDesc {
+                signature: [0xaa, 0, 0, 0],
                 ctx_dma: 4,
                 code_base: 0x2_0000_1000,
                 non_secure: (0x10, 0x20),

@@ -21,14 +21,14 @@
 //! header; nova-core's `FalconFbifTarget::LocalFb`, tinygrad's "target=0 is FB"), 1 and 2
 //! coherent and non-coherent sysmem.
 //!
-//! [`FalconGen::Tu102`] falcons (TU10x, GA100) lack what GA102 added: ga100
-//! `dev_falcon_v4.h` defines `HWCFG2` with RISCV (10) alone (no MEM_SCRUBBING, no
-//! RESET_READY: scrubbing shows in `DMACTL` 2:1), `dev_riscv_pri.h` only
-//! `CORE_SWITCH_RISCV_STATUS` (0x240, ACTIVE_STAT 0), IRQMASK and IRQDEST (no `BCR_CTRL`, no
-//! `RISCV_CPUCTL`), and there is no `dev_falcon_second_pri.h` (no boot-ROM parameters). Writes
-//! to the missing registers are refused with a warning and read 0; the core runs RISC-V when
-//! started after a reset, with no switch (`kflcnResetIntoRiscv_TU102`,
-//! `kflcnSwitchToFalcon_TU102`).
+//! [`FalconGen::Tu102`] falcons (TU10x, GA100) lack what GA102 added: ga100's and
+//! turing/tu102's `dev_falcon_v4.h` define `HWCFG2` with RISCV (10) alone (no MEM_SCRUBBING,
+//! no RESET_READY: scrubbing shows in `DMACTL` 2:1), `dev_riscv_pri.h` only
+//! `CORE_SWITCH_RISCV_STATUS` (0x240, ACTIVE_STAT 0; `kflcnIsRiscvActive_TU102`), IRQMASK and
+//! IRQDEST (no `BCR_CTRL`, no `RISCV_CPUCTL`), and there is no `dev_falcon_second_pri.h` (no
+//! boot-ROM parameters). Writes to the missing registers are refused with a warning and read
+//! 0; the core runs RISC-V when started after a reset, with no switch
+//! (`kflcnResetIntoRiscv_TU102`, `kflcnSwitchToFalcon_TU102`).
 
 pub mod booter;
 pub mod fwsec;
@@ -235,6 +235,12 @@ impl FalconCore {
                 rel,
                 BCR_CTRL | RISCV_CPUCTL | MOD_SEL | BROM_UCODE_ID | BROM_ENGIDMASK | BROM_PARAADDR
             )
+    }
+
+    /// A register of the falcon's range held as written (`FBIF_CTL`, `DMACTL`, ...), by its
+    /// offset from the base.
+    pub fn held(&self, rel: u32) -> u32 {
+        self.regs.get(&rel).copied().unwrap_or(0)
     }
 
     /// `FBIF_TRANSCFG(ctx)`, or why `ctx` is no DMA context.

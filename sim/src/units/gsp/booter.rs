@@ -1,6 +1,6 @@
-//! The GSP on the booter path (GA102, AD102, GA100): FWSEC on its falcon core (on GA100
-//! through the generic bootloader, [`loader`]), GSP-RM started on its RISC-V core by the
-//! booter ([`Signal::BooterStartedGsp`](crate::device::Signal)).
+//! The GSP on the booter path (GA102, AD102, GA100, TU102): FWSEC on its falcon core (on
+//! GA100 and TU102 through the generic bootloader, [`loader`]), GSP-RM started on its RISC-V
+//! core by the booter ([`Signal::BooterStartedGsp`](crate::device::Signal)).
 //!
 //! After a reset the falcon is devinit's until devinit's FWSEC halts on it
 //! (`World::devinit_halt_ns`, a little after GFW boot reads complete): `CPUCTL.HALTED`
@@ -106,7 +106,7 @@ impl Gsp {
         };
         let fuse = crate::units::gfw::fwsec_fuse_version(cx);
         let ran = if fw.is_v2() {
-            loader::run(cx, f).and_then(|entry| fw.run_v2(f, entry, cx.spec.vram_bytes))
+            loader::run(cx, f).and_then(|bl| fw.run_v2(f, &bl, cx.spec.vram_bytes))
         } else {
             fw.run(f, fuse, cx.spec.vram_bytes)
         };

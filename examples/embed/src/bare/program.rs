@@ -15,6 +15,7 @@ use super::board::Board;
 use super::report::Report;
 
 /// The committed test kernels (`core/tests/data/cubin/kernels.cu`).
+const SM75: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_75.cubin");
 const SM80: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_80.cubin");
 const SM86: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_86.cubin");
 const SM89: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_89.cubin");
@@ -99,6 +100,7 @@ pub fn run(r: &mut Report, board: Board, fw: &Firmware<'_>) {
 /// BAR1 and counts the wrong ones; frees everything.
 fn vector_add(gpu: &mut Gpu<GspRm<Board>>) -> Result<((), String), String> {
     let cubin = match gpu.sm() {
+        75 => SM75,
         80 => SM80,
         86 => SM86,
         89 => SM89,

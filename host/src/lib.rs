@@ -9,6 +9,7 @@ pub mod nvk;
 pub mod pci;
 pub mod pipeline;
 pub mod remote;
+pub mod replay;
 pub mod setup;
 pub mod study;
 pub mod vbios;

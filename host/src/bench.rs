@@ -75,8 +75,9 @@ pub struct Figures {
     /// Elements wrong after [`replay::ORDER_STEPS`] dependent `vector_add` grids replayed in order
     /// (must be 0; see [`replay::order_errors`]).
     pub replay_order_errors: u64,
-    /// The same with [`Recording::concurrent`]: how many the check catches when nothing orders
-    /// the grids (shows the check can fail).
+    /// The same recorded with
+    /// [`Recording::concurrent`](nvbare_core::gpu::Recording::concurrent): how many the
+    /// check catches when nothing orders the grids (shows the check can fail).
     pub replay_unordered_order_errors: u64,
 }
 

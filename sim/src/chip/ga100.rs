@@ -9,7 +9,7 @@
 //! 64 GiB (unconfirmed; only "at least the VRAM" matters to the simulator).
 //!
 //! Boot: FWSEC and the booter as on GA102, but with the falcons of Turing
-//! ([`FalconGen::Tu102`]): the GSP and SEC2 configs say `bBootFromHs = NV_FALSE`
+//! ([`FalconGen::Tu102`](super::FalconGen::Tu102)): the GSP and SEC2 configs say `bBootFromHs = NV_FALSE`
 //! (kernel_sec2_ga100.c line 49), so `kgspExecuteHsFalcon_TU102` runs FWSEC through the
 //! generic bootloader and the booter by PIO (`KGSP_FLCN_UCODE_BOOT_WITH_LOADER` /
 //! `_DIRECT`, kernel_gsp_falcon_tu102.c). That path takes only a version-2 FWSEC descriptor
@@ -32,7 +32,8 @@
 //! ten copy engines (CE0..CE9 in that list); the simulator models GR0 and four.
 
 use super::booter::cot;
-use super::{BootModel, BooterFacts, ChipSpec, FalconGen, HOPPER_ENGINES};
+use super::turing::TURING_FALCON_BOOTER;
+use super::{BootModel, ChipSpec, HOPPER_ENGINES};
 
 const GIB: u64 = 1 << 30;
 
@@ -61,15 +62,7 @@ pub static GA100: ChipSpec = ChipSpec {
     sysmem_flush_shifted: true,
     bar_firewall: false,
     boot: BootModel::Booter,
-    booter: Some(BooterFacts {
-        falcons: FalconGen::Tu102,
-        fwsec_desc_version: 2,
-        fwsec_signature_count: 0,
-        fwsec_ucode_id: 0,
-        fwsec_fuse_version: 0,
-        sec2_ucode_id: 3,
-        sec2_fuse_version: 0,
-    }),
+    booter: Some(TURING_FALCON_BOOTER),
     pci_config_mirror: 0x8_8000,
     classes: GA100_CLASSES,
     cot: cot(".fwsignature_ga100"),
@@ -92,6 +85,7 @@ const GA100_CLASSES: &[u32] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chip::FalconGen;
 
     #[test]
     fn ga100_identifies_as_openrm_expects() {

@@ -52,21 +52,25 @@ pub static TU102: ChipSpec = ChipSpec {
     sysmem_flush_shifted: true,
     bar_firewall: false,
     boot: BootModel::Booter,
-    booter: Some(BooterFacts {
-        falcons: FalconGen::Tu102,
-        fwsec_desc_version: 2,
-        // FALCON_UCODE_DESC_V2 carries no signature list.
-        fwsec_signature_count: 0,
-        fwsec_ucode_id: 9,
-        fwsec_fuse_version: 0,
-        sec2_ucode_id: 3,
-        sec2_fuse_version: 0,
-    }),
+    booter: Some(TURING_FALCON_BOOTER),
     // NV_PCFG (tu102 dev_nv_xve.h).
     pci_config_mirror: 0x8_8000,
     classes: TU102_CLASSES,
     cot: cot(".fwsignature_tu10x"),
     engines: BLACKWELL_ENGINES,
+};
+
+/// FWSEC and booter facts of the chips with Turing's falcons (TU10x and GA100): FWSEC's
+/// `FALCON_UCODE_DESC_V2`, which carries no signature list and no ucode id (so no GSP fuse is
+/// read for it), and booter files with one signature each for ucode id 3, fuse version 0.
+pub(super) const TURING_FALCON_BOOTER: BooterFacts = BooterFacts {
+    falcons: FalconGen::Tu102,
+    fwsec_desc_version: 2,
+    fwsec_signature_count: 0,
+    fwsec_ucode_id: 0,
+    fwsec_fuse_version: 0,
+    sec2_ucode_id: 3,
+    sec2_fuse_version: 0,
 };
 
 /// The generic objects every GPU has, then TU102's own classes.

@@ -107,23 +107,7 @@ pub fn release_semaphore_for(
         value,
         max: u64::from(u32::MAX),
     })?;
-    check_address(va, if timestamp { 16 } else { 4 }, COPY_VA_BITS)?;
-    pb.method(
-        Subchannel::COPY,
-        SET_SEMAPHORE_A,
-        &[(va >> 32) as u32, va as u32, payload],
-    )?;
-    let kind = if timestamp {
-        launch_dma::SEMAPHORE_FOUR_WORD
-    } else {
-        launch_dma::SEMAPHORE_ONE_WORD
-    };
-    pb.method(
-        Subchannel::COPY,
-        LAUNCH_DMA,
-        &[launch_dma::FLUSH_ENABLE | kind],
-    )?;
-    Ok(())
+    append_release(pb, va, &[payload], 0, timestamp)
 }
 
 /// Appends a copy-engine release of the 64-bit `value` to the semaphore at `va`, after the
@@ -134,16 +118,40 @@ pub fn release_semaphore(
     value: u64,
     timestamp: bool,
 ) -> Result<(), PushError> {
-    check_address(va, if timestamp { 16 } else { 8 }, COPY_VA_BITS)?;
+    // CAST: the payload's two halves.
+    append_release(
+        pb,
+        va,
+        &[value as u32, (value >> 32) as u32],
+        launch_dma::SEMAPHORE_PAYLOAD_64BIT,
+        timestamp,
+    )
+}
+
+/// `SET_SEMAPHORE_A..` (address, then the payload's one or two words) and the `LAUNCH_DMA`
+/// that releases it with a flush; `width` is `SEMAPHORE_PAYLOAD_64BIT` for two words, else 0.
+/// The semaphore is aligned to its payload (16 bytes with the timestamp).
+fn append_release(
+    pb: &mut PushBuffer,
+    va: u64,
+    payload: &[u32],
+    width: u32,
+    timestamp: bool,
+) -> Result<(), PushError> {
+    // CAST: one or two payload words.
+    let align = if timestamp {
+        16
+    } else {
+        4 * payload.len() as u64
+    };
+    check_address(va, align, COPY_VA_BITS)?;
+    let mut words = [(va >> 32) as u32, va as u32, 0, 0];
+    // PANIC: callers pass one or two words.
+    words[2..2 + payload.len()].copy_from_slice(payload);
     pb.method(
         Subchannel::COPY,
         SET_SEMAPHORE_A,
-        &[
-            (va >> 32) as u32,
-            va as u32,
-            value as u32,
-            (value >> 32) as u32,
-        ],
+        &words[..2 + payload.len()],
     )?;
     let kind = if timestamp {
         launch_dma::SEMAPHORE_FOUR_WORD
@@ -153,7 +161,7 @@ pub fn release_semaphore(
     pb.method(
         Subchannel::COPY,
         LAUNCH_DMA,
-        &[launch_dma::FLUSH_ENABLE | kind | launch_dma::SEMAPHORE_PAYLOAD_64BIT],
+        &[launch_dma::FLUSH_ENABLE | kind | width],
     )?;
     Ok(())
 }

@@ -69,8 +69,8 @@
 #                        runs 34-36 tried chainmembar=3, inval=0, both, membar=0).
 #   ordering             issue 20 item 1, how to order a sequence's grids: probe/graph_qmd_probe
 #                        (the QMDs and launch methods CUDA's graph and stream launches leave in
-#                        memory; full output to $OUT/qmd-probe.txt), then `bench --launch-only
-#                        --json` under each `chain=N` / `chainmembar=N` tuning (replay_us and
+#                        memory; full output to $OUT/qmd-probe.txt; NOPROBE=1 skips it), then
+#                        `bench --launch-only --json` under each tuning of TUNES (replay_us and
 #                        the ordering check's wrong elements), then 3 alternating pairs with
 #                        cuda_base_graph.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
@@ -384,11 +384,11 @@ case "$mode" in
     info
     wait_cuda; cat nvcc.log
     echo "== graph_qmd_probe (full output: qmd-probe.txt)"
-    timeout 300 ./graph_qmd_probe > "$OUT/qmd-probe.txt" 2>&1; echo "rc=$?"
+    [ -n "${NOPROBE:-}" ] || timeout 300 ./graph_qmd_probe > "$OUT/qmd-probe.txt" 2>&1; echo "rc=$?"
     grep -E "^(ran|QMD|PB|done)" "$OUT/qmd-probe.txt" | head -60
-    # Run 37 tried chain=1..3 (the decrement stalled, wait-for-idle and no prefetch doubled
-    # the cost); run 38 tries the bits CUDA's graph nodes carry.
-    for t in ${TUNES:-"" chainmembar=3 chainmembar=3,chainbits=1 chainmembar=3,chainbits=2 chainmembar=3,chainbits=3 chainmembar=3,chainbits=15 chainbits=1 chainmembar=0,chainbits=3 chainmembar=3,chainbits=3,inval=0}; do
+    # Runs 37 and 38 (nvbare of a521520) tried the knobs chain=1..3 and chainbits=N, gone
+    # since: their choices are defaults or were dropped (BENCHMARKS.md). Today's knobs:
+    for t in ${TUNES:-chainmembar=1 chainmembar=0 cbpre=0 inval=0}; do
       echo "TUNE=[$t] $(timeout 60 ./nvbare bench --launch-only --json ${t:+--tune "$t"} 2>&1)"
     done
     for r in 1 2 3; do

@@ -157,6 +157,25 @@ impl LaunchTuning {
     }
 }
 
+impl LaunchTuning {
+    /// Sets what these choices decide in a freshly built QMD: the CTAs' membar, the cache
+    /// invalidates at grid start, bank 0's prefetch (plain launches and recorded sequences
+    /// alike; a sequence then changes what chaining needs, `record.rs`).
+    pub fn apply(&self, qmd: &mut crate::qmd::Qmd) -> Result<(), crate::qmd::QmdError> {
+        let l = qmd.layout();
+        qmd.set(l.cwd_membar_type, self.membar)?;
+        if !self.invalidate {
+            for f in l.invalidate_caches {
+                qmd.set(f, 0)?;
+            }
+        }
+        if self.cbuf_prefetch {
+            qmd.prefetch_constant_buffer(0)?;
+        }
+        Ok(())
+    }
+}
+
 impl Default for LaunchTuning {
     fn default() -> Self {
         Self::DEFAULT
@@ -307,16 +326,7 @@ impl<B: Backend> Gpu<B> {
                     source,
                 },
             )?;
-            let l = self.qmd_version.layout();
-            p.qmd.set(l.cwd_membar_type, self.tuning.membar)?;
-            if !self.tuning.invalidate {
-                for f in l.invalidate_caches {
-                    p.qmd.set(f, 0)?;
-                }
-            }
-            if self.tuning.cbuf_prefetch {
-                p.qmd.prefetch_constant_buffer(0)?;
-            }
+            self.tuning.apply(&mut p.qmd)?;
             let n = p.cbuf0.len().min(bank.len());
             bank[..n].copy_from_slice(&p.cbuf0[..n]);
             *t = Some(Template {

@@ -19,19 +19,25 @@ pub const BENCH_CUBIN_SM100: &[u8] = include_bytes!("../data/bench_kernels.sm_10
 /// `core/tests/data/cubin/build.sh`), which the benchmark kernels are not built for.
 pub const SM120_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_120.cubin");
 
-/// The committed cubin with `empty_kernel` and `vector_add` for a GPU of SM version `sm`:
-/// the sm_120 test kernels on GB20x, the sm_100 benchmark kernels on GB10x, else the
-/// benchmark kernels (sm_90; loading them on another SM is refused with the SM named).
-pub fn kernels_for(sm: u32) -> &'static [u8] {
+/// The committed cubin with `empty_kernel` and `vector_add` for a GPU of SM version `sm`, and
+/// its path in the repository: the test kernels (`core/tests/data/cubin/kernels.cu`) on
+/// GB20x and the booter-path chips, the sm_100 benchmark kernels on GB10x, else the benchmark
+/// kernels (sm_90; loading them on another SM is refused with the SM named).
+pub fn kernels_with_path_for(sm: u32) -> (&'static str, &'static [u8]) {
     match sm {
-        120 => SM120_KERNELS,
-        89 => SM89_KERNELS,
-        86 => SM86_KERNELS,
-        80 => SM80_KERNELS,
-        75 => SM75_KERNELS,
-        100 => BENCH_CUBIN_SM100,
-        _ => BENCH_CUBIN,
+        120 => ("core/tests/data/cubin/kernels.sm_120.cubin", SM120_KERNELS),
+        89 => ("core/tests/data/cubin/kernels.sm_89.cubin", SM89_KERNELS),
+        86 => ("core/tests/data/cubin/kernels.sm_86.cubin", SM86_KERNELS),
+        80 => ("core/tests/data/cubin/kernels.sm_80.cubin", SM80_KERNELS),
+        75 => ("core/tests/data/cubin/kernels.sm_75.cubin", SM75_KERNELS),
+        100 => ("host/data/bench_kernels.sm_100.cubin", BENCH_CUBIN_SM100),
+        _ => ("host/data/bench_kernels.sm_90.cubin", BENCH_CUBIN),
     }
+}
+
+/// [`kernels_with_path_for`]'s cubin.
+pub fn kernels_for(sm: u32) -> &'static [u8] {
+    kernels_with_path_for(sm).1
 }
 
 /// `core/tests/data/cubin/kernels.cu` for Ada (AD10x), Ampere GA10x and GA100: the booter-path

@@ -35,7 +35,7 @@ use super::gsp::simulated_name;
 use super::info::{BootTimeline, GpuReport};
 use super::run::{check_interrupt, wait};
 use super::transfer::{memory_error, view_of};
-use crate::bench::kernels_for;
+use crate::bench::kernels_with_path_for;
 
 /// `nvbare demo` options.
 #[derive(Args, Debug)]
@@ -252,19 +252,11 @@ impl<W: Write> Demo<'_, W> {
         BackendError: From<B::Error>,
     {
         let n = VECTOR_LEN;
-        let cubin_name = match gpu.sm() {
-            120 => "core/tests/data/cubin/kernels.sm_120.cubin",
-            89 => "core/tests/data/cubin/kernels.sm_89.cubin",
-            86 => "core/tests/data/cubin/kernels.sm_86.cubin",
-            75 => "core/tests/data/cubin/kernels.sm_75.cubin",
-            80 => "core/tests/data/cubin/kernels.sm_80.cubin",
-            100 => "host/data/bench_kernels.sm_100.cubin",
-            _ => "host/data/bench_kernels.sm_90.cubin",
-        };
+        let (cubin_name, cubin) = kernels_with_path_for(gpu.sm());
         let what = format!(
             "vector add of {n} floats (c = a + b, random inputs; vector_add of {cubin_name})"
         );
-        let k = gpu.load(kernels_for(gpu.sm()), "vector_add").cli()?;
+        let k = gpu.load(cubin, "vector_add").cli()?;
         let bytes = u64::from(n) * 4;
         let mut bufs: Vec<Buffer<B::Memory>> = Vec::new();
         for _ in 0..3 {

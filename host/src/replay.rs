@@ -81,13 +81,16 @@ pub fn per_kernel<B: Backend>(
 /// Dependent grids in [`order_errors`]'s sequence.
 pub const ORDER_STEPS: u32 = 64;
 
+/// Replays of [`order_errors`]'s sequence, back to back.
+pub const ORDER_REPLAYS: u32 = 2;
+
 /// Floats each `vector_add` of [`order_errors`] adds (4 MiB per buffer).
 const ORDER_ELEMENTS: usize = 1 << 20;
 
 /// Whether a recorded sequence orders its grids: [`ORDER_STEPS`] `vector_add` grids of 4096
 /// blocks over host memory, each reading what the one before it wrote (`y = x + 1`, then
-/// `x = y + 1`, ...), recorded once and replayed once. In order, every element of `x` ends at
-/// `ORDER_STEPS` and of `y` at `ORDER_STEPS - 1`; a grid that starts before the one before it has
+/// `x = y + 1`, ...), recorded once and replayed [`ORDER_REPLAYS`] times back to back. In order,
+/// every element of `x` ends at `ORDER_STEPS * ORDER_REPLAYS` and of `y` at one less; a grid that starts before the one before it has
 /// completed reads stale values. Returns the number of elements that are wrong.
 pub fn order_errors<B: Backend>(
     gpu: &mut Gpu<B>,
@@ -127,13 +130,18 @@ pub fn order_errors<B: Backend>(
         rec.launch(&add, cfg, &params).map_err(GpuError::from)?;
     }
     let mut seq = gpu.finish(rec)?;
-    gpu.replay(&mut seq)?;
+    // Twice back to back: the second replay must also wait for the first, and nothing a
+    // replay leaves behind may let the next one's grids start early.
+    for _ in 0..ORDER_REPLAYS {
+        gpu.replay(&mut seq)?;
+    }
     let r = seq.last_replay();
     gpu.wait_replay(&r)?;
     let mut wrong = 0u64;
     let mut out = vec![0u8; bytes];
     // CAST: small integers are exact in f32.
-    for (buf, want) in [(&x, ORDER_STEPS as f32), (&y, (ORDER_STEPS - 1) as f32)] {
+    let steps = ORDER_STEPS * ORDER_REPLAYS;
+    for (buf, want) in [(&x, steps as f32), (&y, (steps - 1) as f32)] {
         view(buf)?.read(0, &mut out).map_err(GpuError::from)?;
         wrong += out
             .chunks_exact(4)

@@ -115,13 +115,20 @@ pub struct LaunchTuning {
     /// `CONSTANT_BUFFER_PREFETCH(0)` `PREFETCH_PRE`: bank 0 (the parameters) fetched before
     /// the grid starts, where the QMD has the field (V04_00 and later; default on).
     pub cbuf_prefetch: bool,
+    /// Raw QMD bit ranges `(hi, lo, value)` written last into every launch's QMD (knob
+    /// `bHI_LO=V` (either order) or `bN=V`, up to [`RAW_FIELDS`]): a measuring knob for fields nvbare does
+    /// not name, so one device run can try several; never set by default.
+    pub raw: [Option<(u16, u16, u32)>; RAW_FIELDS],
 }
+
+/// How many raw QMD fields one tuning can override.
+pub const RAW_FIELDS: usize = 6;
 
 /// A tuning override that is not `membar=N`, `inval=0|1`, `mirror=0|1`, `relmembar=0|1`,
 /// `chainmembar=N`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1, chainmembar=N or cbpre=0|1"
+    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1, chainmembar=N, cbpre=0|1 or bHI_LO=V"
 )]
 pub struct BadTuning<'a>(pub &'a str);
 
@@ -134,10 +141,11 @@ impl LaunchTuning {
         release_membar: false,
         chain_membar: None,
         cbuf_prefetch: true,
+        raw: [None; RAW_FIELDS],
     };
 
     /// The defaults with `spec`'s overrides applied (`membar=N,inval=0|1,mirror=0|1,
-    /// relmembar=0|1,chainmembar=N,cbpre=0|1`; a key alone means `=1`).
+    /// relmembar=0|1,chainmembar=N,cbpre=0|1,bHI_LO=V`; a key alone means `=1`).
     pub fn parse(spec: &str) -> Result<Self, BadTuning<'_>> {
         let mut t = Self::DEFAULT;
         for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
@@ -150,7 +158,28 @@ impl LaunchTuning {
                 "relmembar" => t.release_membar = n != 0,
                 "chainmembar" => t.chain_membar = Some(n),
                 "cbpre" => t.cbuf_prefetch = n != 0,
-                _ => return Err(BadTuning(kv)),
+                _ => {
+                    let (hi, lo) = k
+                        .strip_prefix('b')
+                        .and_then(|r| match r.split_once('_') {
+                            Some((a, b)) => {
+                                let (a, b) = (a.parse::<u16>().ok()?, b.parse::<u16>().ok()?);
+                                Some((a.max(b), a.min(b)))
+                            }
+                            None => r.parse::<u16>().ok().map(|b| (b, b)),
+                        })
+                        .filter(|&(h, l)| {
+                            h >= l && h - l < 32 && u32::from(h) <= nvbare_bits::BitRange::MAX_BIT
+                        })
+                        .ok_or(BadTuning(kv))?;
+                    let value = u32::try_from(n).map_err(|_| BadTuning(kv))?;
+                    let free = t
+                        .raw
+                        .iter_mut()
+                        .find(|r| r.is_none())
+                        .ok_or(BadTuning(kv))?;
+                    *free = Some((hi, lo, value));
+                }
             }
         }
         Ok(t)
@@ -171,6 +200,12 @@ impl LaunchTuning {
         }
         if self.cbuf_prefetch {
             qmd.prefetch_constant_buffer(0)?;
+        }
+        for &(hi, lo, value) in self.raw.iter().flatten() {
+            qmd.set(
+                crate::qmd::QmdField::new("raw tuning bits", u32::from(hi), u32::from(lo)),
+                u64::from(value),
+            )?;
         }
         Ok(())
     }
@@ -587,5 +622,39 @@ mod tests {
         );
         const { assert!(LaunchTuning::DEFAULT.cbuf_prefetch) };
         assert_eq!(LaunchTuning::parse("membar=x"), Err(BadTuning("membar=x")));
+        assert_eq!(
+            LaunchTuning::parse("b380=1,b602_603=0,b2432_2463=4294967294").map(|t| t.raw),
+            Ok([
+                Some((380, 380, 1)),
+                Some((603, 602, 0)),
+                Some((2463, 2432, 0xffff_fffe)),
+                None,
+                None,
+                None
+            ])
+        );
+        for bad in ["b1_40=0", "b4096=1", "bx=1", "b5=4294967296"] {
+            assert_eq!(LaunchTuning::parse(bad), Err(BadTuning(bad)));
+        }
+        assert!(LaunchTuning::parse("b1,b2,b3,b4,b5,b6,b7").is_err());
+    }
+
+    /// A raw knob lands in the QMD's bits, after the named choices.
+    #[test]
+    fn raw_tuning_bits_are_written_into_the_qmd() {
+        let mut q = crate::qmd::Qmd::new(crate::qmd::QmdVersion::V4);
+        LaunchTuning::parse("b380=1,b2432_2463=4294967294")
+            .unwrap()
+            .apply(&mut q)
+            .unwrap();
+        assert_eq!(q.words()[380 / 32] >> (380 % 32) & 1, 1);
+        assert_eq!(q.words()[2432 / 32], 0xffff_fffe);
+        let mut small = crate::qmd::Qmd::new(crate::qmd::QmdVersion::V2);
+        assert!(
+            LaunchTuning::parse("b3000=1")
+                .unwrap()
+                .apply(&mut small)
+                .is_err()
+        );
     }
 }

@@ -108,8 +108,7 @@ pub static AD102: ChipSpec = ChipSpec {
 };
 
 /// The generic objects every GPU has, then the usermode classes (Volta..Ampere).
-const GA102_CLASSES: &[u32] = &[
-    0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de,
+const GA102_CLASSES: &[u32] = classes_after_generic_objects![
     0xc361, // VOLTA_USERMODE_A
     0xc461, // TURING_USERMODE_A
     0xc561, // AMPERE_USERMODE_A
@@ -121,9 +120,9 @@ const GA102_CLASSES: &[u32] = &[
 ];
 
 /// AD102's: as GA102's with ADA_A and ADA_COMPUTE_A.
-const AD102_CLASSES: &[u32] = &[
-    0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de, 0xc361,
-    0xc461, 0xc561, 0xc46f, 0xc56f, //
+const AD102_CLASSES: &[u32] = classes_after_generic_objects![
+    0xc361, 0xc461, 0xc561, // usermode A (Volta..Ampere)
+    0xc46f, 0xc56f, // TURING/AMPERE_CHANNEL_GPFIFO_A
     0xc997, // ADA_A
     0xc9c0, // ADA_COMPUTE_A
     0xc7b5, // AMPERE_DMA_COPY_B

@@ -5,6 +5,27 @@
 //! GH100, what the H200 behind the `device` tool reports (`shared/notes/h200-machine.md`); for
 //! GB100, what nvidia-smi reports of a B200.
 
+/// A chip's class list: the objects every GPU has (root, device, subdevice, memory, VA space,
+/// context share, channel group, debugger), then `$class`, the chip's own.
+macro_rules! classes_after_generic_objects {
+    ($($class:expr),* $(,)?) => {
+        &[
+            0x0000, // NV01_ROOT
+            0x0080, // NV01_DEVICE_0
+            0x2080, // NV20_SUBDEVICE_0
+            0x0040, // NV01_MEMORY_LOCAL_USER
+            0x003e, // NV01_MEMORY_SYSTEM
+            0x0071, // NV01_MEMORY_SYSTEM_OS_DESCRIPTOR
+            0x0070, // NV01_MEMORY_VIRTUAL
+            0x90f1, // FERMI_VASPACE_A
+            0x9067, // FERMI_CONTEXT_SHARE_A
+            0xa06c, // KEPLER_CHANNEL_GROUP_A
+            0x83de, // GT200_DEBUGGER
+            $($class),*
+        ]
+    };
+}
+
 mod booter;
 mod ga100;
 mod turing;
@@ -409,18 +430,7 @@ pub(crate) const BLACKWELL_ENGINES: &[EngineSpec] = HOPPER_ENGINES.split_at(3).0
 
 /// GH100's class list: the classes the H200 lists (`h200-machine.md`) that the simulator
 /// serves. Not AMPERE_COMPUTE_B / AMPERE_DMA_COPY_B: the H200 does not list them.
-const GH100_CLASSES: &[u32] = &[
-    0x0000, // NV01_ROOT
-    0x0080, // NV01_DEVICE_0
-    0x2080, // NV20_SUBDEVICE_0
-    0x0040, // NV01_MEMORY_LOCAL_USER
-    0x003e, // NV01_MEMORY_SYSTEM
-    0x0071, // NV01_MEMORY_SYSTEM_OS_DESCRIPTOR
-    0x0070, // NV01_MEMORY_VIRTUAL
-    0x90f1, // FERMI_VASPACE_A
-    0x9067, // FERMI_CONTEXT_SHARE_A
-    0xa06c, // KEPLER_CHANNEL_GROUP_A
-    0x83de, // GT200_DEBUGGER
+const GH100_CLASSES: &[u32] = classes_after_generic_objects![
     0xc361, // VOLTA_USERMODE_A
     0xc461, // TURING_USERMODE_A
     0xc561, // AMPERE_USERMODE_A
@@ -438,8 +448,7 @@ const GH100_CLASSES: &[u32] = &[
 /// `g_gpu_class_list.c`) that the simulator serves, after the objects every GPU has. GB100
 /// lists HOPPER_USERMODE_A but no BLACKWELL_USERMODE_A, BLACKWELL_COMPUTE_A (0xcdc0, QMD
 /// V05_00, clcdc0qmd.h) and BLACKWELL_DMA_COPY_A (0xc9b5), not the _B classes of GB20x.
-const GB100_CLASSES: &[u32] = &[
-    0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de,
+const GB100_CLASSES: &[u32] = classes_after_generic_objects![
     0xc361, // VOLTA_USERMODE_A
     0xc461, // TURING_USERMODE_A
     0xc561, // AMPERE_USERMODE_A
@@ -455,9 +464,8 @@ const GB100_CLASSES: &[u32] = &[
 ];
 
 /// GB202's class list (the classes tinygrad and nvbare use on GB20x).
-const GB202_CLASSES: &[u32] = &[
-    0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de, 0xc361,
-    0xc461, 0xc561, 0xc661, 0xc761, // usermode A (Volta..Blackwell)
+const GB202_CLASSES: &[u32] = classes_after_generic_objects![
+    0xc361, 0xc461, 0xc561, 0xc661, 0xc761, // usermode A (Volta..Blackwell)
     0xc96f, // BLACKWELL_CHANNEL_GPFIFO_A
     0xca6f, // BLACKWELL_CHANNEL_GPFIFO_B
     0xce97, // BLACKWELL_B

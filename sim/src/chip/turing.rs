@@ -74,8 +74,7 @@ pub(super) const TURING_FALCON_BOOTER: BooterFacts = BooterFacts {
 };
 
 /// The generic objects every GPU has, then TU102's own classes.
-const TU102_CLASSES: &[u32] = &[
-    0x0000, 0x0080, 0x2080, 0x0040, 0x003e, 0x0071, 0x0070, 0x90f1, 0x9067, 0xa06c, 0x83de,
+const TU102_CLASSES: &[u32] = classes_after_generic_objects![
     0xc361, // VOLTA_USERMODE_A
     0xc461, // TURING_USERMODE_A
     0xc36f, // VOLTA_CHANNEL_GPFIFO_A

@@ -11,8 +11,9 @@
 //! The files stay where `core/tests/data/cubin/build.sh` writes them (beside their source and
 //! their `cuobjdump` notes, which core's cubin tests read); [`TestKernels::path`] names each.
 //!
-//! Size: [`for_sm`] searches [`ALL`], so a program that calls it links every cubin in the table
-//! (about 147 KiB in all); one that names a single entry of [`ALL`] links only that one.
+//! Size: a program that calls [`for_sm`] at run time (with the SM of the GPU it found) links
+//! every cubin in the table, about 147 KiB in all; one that calls it in a `const` with a fixed
+//! SM links only that one.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -59,9 +60,17 @@ pub static ALL: [TestKernels; 7] = [
 ];
 
 /// The test kernels for a GPU of SM version `sm` (75, 80, 86, 89, 90, 100 or 120), if
-/// committed.
-pub fn for_sm(sm: u32) -> Option<&'static TestKernels> {
-    ALL.iter().find(|k| k.sm == sm)
+/// committed. A `const fn`, so that a program wanting one SM's cubin can name it in a `const`
+/// (`for_sm(90).expect(..)`, checked at compile time) and link only that one.
+pub const fn for_sm(sm: u32) -> Option<&'static TestKernels> {
+    let mut rest: &'static [TestKernels] = &ALL;
+    while let [k, tail @ ..] = rest {
+        if k.sm == sm {
+            return Some(k);
+        }
+        rest = tail;
+    }
+    None
 }
 
 #[cfg(test)]

@@ -54,7 +54,8 @@ fn each_cubin_has_the_kernels_its_users_load() {
 fn every_architecture_the_driver_knows_has_test_kernels_it_can_launch() {
     for arch in Arch::ALL {
         assert!(
-            ALL.iter().any(|k| Arch::from_sm_version(k.sm) == Some(arch)),
+            ALL.iter()
+                .any(|k| Arch::from_sm_version(k.sm) == Some(arch)),
             "no test kernels for {arch:?}"
         );
     }

@@ -15,40 +15,24 @@ pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin
 /// The benchmark kernels built for sm_100 (GB10x), from the same source.
 pub const BENCH_CUBIN_SM100: &[u8] = include_bytes!("../data/bench_kernels.sm_100.cubin");
 
-/// The committed test kernels for sm_120 (GB20x: `empty_kernel`, `vector_add`, ...; see
-/// `core/tests/data/cubin/build.sh`), which the benchmark kernels are not built for.
-pub const SM120_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_120.cubin");
-
-/// The committed cubin with `empty_kernel` and `vector_add` for a GPU of SM version `sm`, and
-/// its path in the repository: the test kernels (`core/tests/data/cubin/kernels.cu`) on
-/// GB20x and the booter-path chips, the sm_100 benchmark kernels on GB10x, else the benchmark
-/// kernels (sm_90; loading them on another SM is refused with the SM named).
+/// The committed cubin with `empty_kernel`, `vector_add` and `store_value` for a GPU of SM
+/// version `sm`, and its path in the repository: the test kernels of
+/// [`nvbare_test_kernels::for_sm`], the table every user shares. An SM without committed
+/// kernels gets sm_90's, so that loading them is refused with both SMs named
+/// (`NVB-E103`).
 pub fn kernels_with_path_for(sm: u32) -> (&'static str, &'static [u8]) {
-    match sm {
-        120 => ("core/tests/data/cubin/kernels.sm_120.cubin", SM120_KERNELS),
-        89 => ("core/tests/data/cubin/kernels.sm_89.cubin", SM89_KERNELS),
-        86 => ("core/tests/data/cubin/kernels.sm_86.cubin", SM86_KERNELS),
-        80 => ("core/tests/data/cubin/kernels.sm_80.cubin", SM80_KERNELS),
-        75 => ("core/tests/data/cubin/kernels.sm_75.cubin", SM75_KERNELS),
-        100 => ("host/data/bench_kernels.sm_100.cubin", BENCH_CUBIN_SM100),
-        _ => ("host/data/bench_kernels.sm_90.cubin", BENCH_CUBIN),
-    }
+    let k = nvbare_test_kernels::for_sm(sm).unwrap_or(SM90_TEST_KERNELS);
+    (k.path, k.cubin)
 }
+
+/// The fallback of [`kernels_with_path_for`]: sm_90's entry.
+const SM90_TEST_KERNELS: &nvbare_test_kernels::TestKernels =
+    nvbare_test_kernels::for_sm(90).expect("sm_90's test kernels are committed");
 
 /// [`kernels_with_path_for`]'s cubin.
 pub fn kernels_for(sm: u32) -> &'static [u8] {
     kernels_with_path_for(sm).1
 }
-
-/// `core/tests/data/cubin/kernels.cu` for Ada (AD10x), Ampere GA10x and GA100: the booter-path
-/// chips' test kernels (they include `vector_add`).
-pub const SM89_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_89.cubin");
-/// The same for GA10x.
-pub const SM86_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_86.cubin");
-/// The same for GA100.
-pub const SM80_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_80.cubin");
-/// The same for Turing TU10x.
-pub const SM75_KERNELS: &[u8] = include_bytes!("../../core/tests/data/cubin/kernels.sm_75.cubin");
 
 /// One run's figures, named as `cuda_base --json` names them.
 #[derive(Debug, Default, Clone)]

@@ -177,12 +177,8 @@ fn compute_waits_for_copy_then_launches_and_releases() {
     assert_eq!(ch.binding(Subchannel::COPY), Some(0xc8b5));
 
     // Work: wait for timeline >= 1 (set by the "copy"), copy, launch vector_add, release 2.
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../core/tests/data/cubin/kernels.sm_90.cubin"
-    ))
-    .unwrap();
-    let cubin = Cubin::parse(&bytes).unwrap();
+    let bytes = nvbare_test_kernels::for_sm(90).unwrap().cubin;
+    let cubin = Cubin::parse(bytes).unwrap();
     let image = cubin.load_image(code_va).unwrap();
     m.at(code_va, image.bytes.len())
         .write_bytes(0, &image.bytes)

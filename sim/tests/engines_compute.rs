@@ -8,10 +8,12 @@ mod engines_rig;
 use engines_rig::cubin::Cubin;
 use engines_rig::qmd::{Layout, Qmd, V2, V3, V4, V5};
 use engines_rig::*;
+use nvbare_core::rm::GrInfo;
 use nvbare_sim::device::Engine;
 use nvbare_sim::memory::Access;
 use nvbare_sim::units::compute::kernels::{KNOWN, code_hash};
 use nvbare_sim::units::compute::known::KNOWN_SM8X;
+use nvbare_sim::units::compute::limits;
 use nvbare_sim::units::mmu::FAULT_PTE;
 use nvbare_sim::{FaultPlan, SimChip};
 
@@ -29,16 +31,24 @@ struct Setup {
     chip: SimChip,
     class: u32,
     layout: &'static Layout,
+    /// The committed test kernels for the chip's SM (their repository path).
     cubin: &'static str,
     /// Constant bank 0 offset of the parameters (EIATTR_PARAM_CBANK in the cuobjdump notes).
     param_base: u64,
+}
+
+/// The repository path of the committed test kernels for `sm` (the table every user shares).
+const fn test_kernels(sm: u32) -> &'static str {
+    nvbare_test_kernels::for_sm(sm)
+        .expect("committed test kernels")
+        .path
 }
 
 const HOPPER: Setup = Setup {
     chip: SimChip::Gh100,
     class: 0xcbc0,
     layout: &V4,
-    cubin: "core/tests/data/cubin/kernels.sm_90.cubin",
+    cubin: test_kernels(90),
     param_base: 0x210,
 };
 
@@ -46,7 +56,7 @@ const BLACKWELL: Setup = Setup {
     chip: SimChip::Gb202,
     class: 0xcec0,
     layout: &V5,
-    cubin: "core/tests/data/cubin/kernels.sm_120.cubin",
+    cubin: test_kernels(120),
     param_base: 0x380,
 };
 
@@ -55,7 +65,7 @@ const GB100: Setup = Setup {
     chip: SimChip::Gb100,
     class: 0xcdc0,
     layout: &V5,
-    cubin: "core/tests/data/cubin/kernels.sm_100.cubin",
+    cubin: test_kernels(100),
     param_base: 0x380,
 };
 
@@ -65,7 +75,7 @@ const AMPERE: Setup = Setup {
     chip: SimChip::Ga102,
     class: 0xc7c0,
     layout: &V3,
-    cubin: "core/tests/data/cubin/kernels.sm_86.cubin",
+    cubin: test_kernels(86),
     param_base: 0x160,
 };
 
@@ -76,7 +86,7 @@ const TURING: Setup = Setup {
     chip: SimChip::Tu102,
     class: 0xc5c0,
     layout: &V2,
-    cubin: "core/tests/data/cubin/kernels.sm_75.cubin",
+    cubin: test_kernels(75),
     param_base: 0x160,
 };
 
@@ -85,7 +95,7 @@ const ADA: Setup = Setup {
     chip: SimChip::Ad102,
     class: 0xc9c0,
     layout: &V3,
-    cubin: "core/tests/data/cubin/kernels.sm_89.cubin",
+    cubin: test_kernels(89),
     param_base: 0x160,
 };
 
@@ -95,7 +105,7 @@ const A100: Setup = Setup {
     chip: SimChip::Ga100,
     class: 0xc6c0,
     layout: &V3,
-    cubin: "core/tests/data/cubin/kernels.sm_80.cubin",
+    cubin: test_kernels(80),
     param_base: 0x160,
 };
 
@@ -439,20 +449,43 @@ fn qmds_are_checked_against_the_chip() {
     assert!(e.contains("MMU fault") && e.contains("read"), "{e}");
 }
 
+/// Every simulated chip has committed test kernels for the SM the driver reads from its GR
+/// info (`GrInfo::sm`, which maps RM's `SM_VERSION` 0xa04 to sm_120), the simulator's compute
+/// model checks cubins against that SM (`limits::of`), and this file's setup for the chip
+/// loads that cubin.
+#[test]
+fn every_simulated_chip_has_test_kernels_for_its_sm() {
+    let setups = [&HOPPER, &BLACKWELL, &GB100, &AMPERE, &TURING, &ADA, &A100];
+    for chip in SimChip::ALL {
+        let spec = chip.spec();
+        let sm = GrInfo {
+            sm_version: spec.sm_version,
+            ..GrInfo::default()
+        }
+        .sm();
+        let k = nvbare_test_kernels::for_sm(sm)
+            .unwrap_or_else(|| panic!("{}: no test kernels for sm_{sm}", spec.name));
+        let limits = limits::of(spec).expect("every simulated chip computes");
+        assert_eq!(limits.sm, format!("sm_{sm}"), "{}", spec.name);
+        let setup = setups
+            .iter()
+            .find(|s| s.chip == chip)
+            .unwrap_or_else(|| panic!("{}: no setup here", spec.name));
+        assert_eq!(setup.cubin, k.path, "{}", spec.name);
+    }
+}
+
 #[test]
 fn the_kernel_table_matches_the_committed_cubins() {
     let mut checked = 0;
-    for (path, sm) in [
-        ("core/tests/data/cubin/kernels.sm_90.cubin", "sm_90"),
-        ("core/tests/data/cubin/kernels.sm_100.cubin", "sm_100"),
-        ("core/tests/data/cubin/kernels.sm_120.cubin", "sm_120"),
-        ("core/tests/data/cubin/kernels.sm_80.cubin", "sm_80"),
-        ("core/tests/data/cubin/kernels.sm_86.cubin", "sm_86"),
-        ("core/tests/data/cubin/kernels.sm_89.cubin", "sm_89"),
-        ("core/tests/data/cubin/kernels.sm_75.cubin", "sm_75"),
-        ("host/data/bench_kernels.sm_90.cubin", "sm_90"),
-        ("host/data/bench_kernels.sm_100.cubin", "sm_100"),
-    ] {
+    let test_kernels = nvbare_test_kernels::ALL
+        .iter()
+        .map(|k| (k.path, format!("sm_{}", k.sm)));
+    let bench_kernels = [
+        ("host/data/bench_kernels.sm_90.cubin", "sm_90".to_string()),
+        ("host/data/bench_kernels.sm_100.cubin", "sm_100".to_string()),
+    ];
+    for (path, sm) in test_kernels.chain(bench_kernels) {
         let c = Cubin::load(path);
         for name in c.kernels() {
             let text = c.section(&format!(".text.{name}"));

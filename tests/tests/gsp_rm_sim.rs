@@ -24,6 +24,10 @@ use nvbare_sim::{FaultPlan, SimChip, SimGpu, SimPlatform};
 use nvbare_tests::gsp_suite::scenarios::{self, GspGpu};
 use nvbare_tests::gsp_suite::{self, Files, firmware, quick_options, roomy_options};
 
+/// The committed test kernels for GH100 and GB202.
+const SM90: &[u8] = nvbare_test_kernels::for_sm(90).expect("committed").cubin;
+const SM120: &[u8] = nvbare_test_kernels::for_sm(120).expect("committed").cubin;
+
 fn sim_log(p: &SimPlatform) -> String {
     let lines = p.gpu().log().lines();
     let tail: Vec<String> = lines[lines.len().saturating_sub(40)..]
@@ -481,8 +485,7 @@ fn stalls(faults: impl FnOnce(&mut FaultPlan), engine: Engine) {
     };
     let g = sim(SimChip::Gb202, FaultPlan::default());
     let mut gpu = open(&g, &files, &quick_options());
-    let k = (engine == Engine::Compute)
-        .then(|| gpu.load(gsp_suite::KERNELS_SM120, "empty_kernel").unwrap());
+    let k = (engine == Engine::Compute).then(|| gpu.load(SM120, "empty_kernel").unwrap());
     let buf = gpu.alloc(1 << 20, Placement::Vram, false).unwrap();
     g.inject(faults);
     let start = Instant::now();
@@ -563,7 +566,7 @@ fn a_vanished_device_ends_waits_and_the_close_clearly() {
     };
     let g = sim(SimChip::Gh100, FaultPlan::default());
     let mut gpu = open(&g, &files, &quick_options());
-    let k = gpu.load(gsp_suite::KERNELS_SM90, "empty_kernel").unwrap();
+    let k = gpu.load(SM90, "empty_kernel").unwrap();
     g.unplug();
     let start = Instant::now();
     let f = gpu.launch(&k, [1, 1, 1], [1, 1, 1], &[]).unwrap();

@@ -7,9 +7,8 @@
 //! 2. GSP-RM booted by nvbare, with the boot timeline (ms per stage: host work, waited);
 //! 3. the GPU's details (chip, SMs, VRAM, classes, firmware);
 //! 4. a 256 MiB copy round trip, host → VRAM → host, of random data, checked byte for byte;
-//! 5. a vector add of the committed cubins (`host/data/bench_kernels.sm_90.cubin` on Hopper,
-//!    `host/data/bench_kernels.sm_100.cubin` on GB10x, `core/tests/data/cubin/
-//!    kernels.sm_120.cubin` on GB20x, `kernels.sm_80/86/89.cubin` on GA100/GA10x/AD10x),
+//! 5. a vector add of the committed test kernels for the GPU's SM
+//!    (`core/tests/data/cubin/kernels.sm_<sm>.cubin`, picked by `nvbare_test_kernels::for_sm`),
 //!    checked element by element;
 //! 6. the teardown (RM objects freed, `UNLOADING_GUEST_DRIVER`, the GSP core halted, DMA
 //!    memory freed).

@@ -199,12 +199,8 @@ pub fn wpr2_up(s: &Server) -> bool {
     nvbare_core::boot::identify::wpr2_up(&p)
 }
 
-/// The committed cubin with `vector_add` for SM `sm`.
+/// The path of the committed cubin with `vector_add` for SM `sm` (the shared table's).
 pub fn cubin(sm: u32) -> String {
-    let root = env!("CARGO_MANIFEST_DIR");
-    match sm {
-        120 => format!("{root}/../core/tests/data/cubin/kernels.sm_120.cubin"),
-        100 => format!("{root}/data/bench_kernels.sm_100.cubin"),
-        _ => format!("{root}/data/bench_kernels.sm_90.cubin"),
-    }
+    let k = nvbare_test_kernels::for_sm(sm).expect("committed test kernels for this SM");
+    format!("{}/../{}", env!("CARGO_MANIFEST_DIR"), k.path)
 }

@@ -15,37 +15,11 @@ use nvbare_core::hal::Platform;
 
 pub use firmware::Files;
 
-/// The committed test kernels (`core/tests/data/cubin/kernels.cu`) for sm_90 (Hopper), sm_100
-/// (GB10x) and sm_120 (GB20x); the simulator runs their native models.
-pub const KERNELS_SM90: &[u8] =
-    include_bytes!("../../../core/tests/data/cubin/kernels.sm_90.cubin");
-/// See [`KERNELS_SM90`].
-pub const KERNELS_SM100: &[u8] =
-    include_bytes!("../../../core/tests/data/cubin/kernels.sm_100.cubin");
-/// See [`KERNELS_SM90`].
-pub const KERNELS_SM120: &[u8] =
-    include_bytes!("../../../core/tests/data/cubin/kernels.sm_120.cubin");
-
-/// The kernels for a GPU of SM version `sm` (90, 100, 120), if committed.
+/// The committed test kernels (`core/tests/data/cubin/kernels.cu`) for a GPU of SM version
+/// `sm`, if committed: [`nvbare_test_kernels::for_sm`]'s cubin (the simulator runs their
+/// native models).
 pub fn kernels_for(sm: u32) -> Option<&'static [u8]> {
-    match sm {
-        90 => Some(KERNELS_SM90),
-        100 => Some(KERNELS_SM100),
-        120 => Some(KERNELS_SM120),
-        89 => Some(include_bytes!(
-            "../../../core/tests/data/cubin/kernels.sm_89.cubin"
-        )),
-        86 => Some(include_bytes!(
-            "../../../core/tests/data/cubin/kernels.sm_86.cubin"
-        )),
-        80 => Some(include_bytes!(
-            "../../../core/tests/data/cubin/kernels.sm_80.cubin"
-        )),
-        75 => Some(include_bytes!(
-            "../../../core/tests/data/cubin/kernels.sm_75.cubin"
-        )),
-        _ => None,
-    }
+    nvbare_test_kernels::for_sm(sm).map(|k| k.cubin)
 }
 
 /// Wait bounds short enough that an injected failure ends a test within seconds, long

@@ -4,8 +4,9 @@
 use nvbare_core::gpu::{Gpu, GpuConfig};
 use nvbare_tests::test_backend::{RmCall, TestBackend};
 
-pub const SM90: &[u8] = include_bytes!("../../../core/tests/data/cubin/kernels.sm_90.cubin");
-pub const SM80: &[u8] = include_bytes!("../../../core/tests/data/cubin/kernels.sm_80.cubin");
+/// The committed test kernels for sm_90 (the test backend's SM) and sm_80 (another SM).
+pub const SM90: &[u8] = nvbare_test_kernels::for_sm(90).expect("committed").cubin;
+pub const SM80: &[u8] = nvbare_test_kernels::for_sm(80).expect("committed").cubin;
 
 /// Small rings and pushbuffers: the test backend's memory is heap memory.
 pub fn config() -> GpuConfig {

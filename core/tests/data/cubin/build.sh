@@ -5,6 +5,8 @@
 #   python3 -m venv /tmp/cuda && /tmp/cuda/bin/pip install nvidia-cuda-nvcc nvidia-cuda-cuobjdump nvidia-cuda-crt
 #   NVCC=/tmp/cuda/lib/python3.11/site-packages/nvidia/cu13/bin/nvcc sh build.sh
 # and inspected with `cuobjdump -elf kernels.sm_90.cubin` (notes in cuobjdump-notes.md).
+# The SMs below are the table of nvbare-test-kernels (test-kernels/src/lib.rs, `ALL`), which
+# every Rust user of these cubins reads: an SM added here is added there.
 set -eu
 NVCC="${NVCC:-nvcc}"
 cd "$(dirname "$0")"

@@ -14,14 +14,6 @@ use nvbare_core::hal::{Clock, Platform};
 use super::board::Board;
 use super::report::Report;
 
-/// The committed test kernels (`core/tests/data/cubin/kernels.cu`).
-const SM75: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_75.cubin");
-const SM80: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_80.cubin");
-const SM86: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_86.cubin");
-const SM89: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_89.cubin");
-const SM90: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_90.cubin");
-const SM120: &[u8] = include_bytes!("../../../../core/tests/data/cubin/kernels.sm_120.cubin");
-
 /// Floats added.
 const N: u32 = 1 << 16;
 /// The launch arena (QMDs and constant banks): a few launches in flight need far less than
@@ -99,15 +91,12 @@ pub fn run(r: &mut Report, board: Board, fw: &Firmware<'_>) {
 /// Loads `vector_add`, adds two vectors of [`N`] floats in VRAM, reads the sums back through
 /// BAR1 and counts the wrong ones; frees everything.
 fn vector_add(gpu: &mut Gpu<GspRm<Board>>) -> Result<((), String), String> {
-    let cubin = match gpu.sm() {
-        75 => SM75,
-        80 => SM80,
-        86 => SM86,
-        89 => SM89,
-        90 => SM90,
-        120 => SM120,
-        sm => return Err(format!("no committed kernels for sm_{sm}")),
-    };
+    // The committed test kernels (`core/tests/data/cubin/kernels.cu`) for the GPU found: the
+    // program links all of them (about 147 KiB), since it learns the SM only at run time.
+    let sm = gpu.sm();
+    let cubin = nvbare_test_kernels::for_sm(sm)
+        .ok_or_else(|| format!("no committed test kernels for sm_{sm}"))?
+        .cubin;
     let k = gpu.load(cubin, "vector_add").map_err(|e| e.to_string())?;
     let bytes = u64::from(N) * 4;
     let mut bufs = Vec::new();

@@ -141,6 +141,67 @@ fn data_before_the_rom_is_skipped_on_512_byte_boundaries() {
     assert_eq!(v.fwsec.unwrap().desc_offset, b.desc);
 }
 
+/// Writes a ROM header and a PCIR without an NPDE, as the GB206 file's leading images have.
+fn bare_image(b: &mut [u8], at: usize, blocks: u16, code_type: u8) {
+    b[at..at + 2].copy_from_slice(&0xAA55u16.to_le_bytes());
+    b[at + 0x18..at + 0x1A].copy_from_slice(&0x20u16.to_le_bytes());
+    let p = at + 0x20;
+    b[p..p + 4].copy_from_slice(b"PCIR");
+    b[p + 4..p + 6].copy_from_slice(&0x10DEu16.to_le_bytes());
+    b[p + 0x0A..p + 0x0C].copy_from_slice(&0x18u16.to_le_bytes());
+    b[p + 0x10..p + 0x12].copy_from_slice(&blocks.to_le_bytes());
+    b[p + 0x14] = code_type;
+}
+
+/// The layout of a real GB206 (RTX 5060 Ti) flash file (docs/vbios/README.md): two
+/// code-type-0xE0 images (5 and 4 blocks, no NPDE, not last) on 512-byte boundaries just
+/// ahead of the PC-AT image, chaining into it. Taking the first of them as the ROM's start
+/// put the FWSEC image at offset 0, "within the PC-AT image"; the ROM starts at the PC-AT
+/// image, as OpenRM's ROM directory and nova-core's PROM window have it.
+#[test]
+fn fwsec_images_ahead_of_the_pc_at_image_are_not_the_rom_start() {
+    let b = built(Spec {
+        prefix: 0x1400,
+        ..Spec::default()
+    });
+    let mut bytes = b.bytes.clone();
+    bytes[..0x1400].fill(0xFF);
+    bare_image(&mut bytes, 0x200, 5, 0xE0);
+    bare_image(&mut bytes, 0xC00, 4, 0xE0);
+    let v = parse(&bytes).unwrap();
+    assert_eq!(v.rom_start, 0x1400);
+    assert_eq!(v.images[0].code_type, CodeType::PcAt);
+    assert_eq!(v.images.len(), b.images.len());
+    assert_eq!(v.expansion_rom_offset, b.expansion);
+    assert_eq!(v.fwsec.unwrap().desc_offset, b.desc);
+    assert_eq!(vbios::rom_extent(&bytes), Ok(bytes.len()));
+}
+
+/// Images but no PC-AT one: the error says so and where the first image is, not that a
+/// FWSEC image "lies within the PC-AT image".
+#[test]
+fn a_rom_without_a_pc_at_image_is_named() {
+    let mut bytes = vec![0xFF; 0x2000];
+    bare_image(&mut bytes, 0x400, 5, 0xE0);
+    bare_image(&mut bytes, 0xE00, 4, 0x03);
+    let e = parse(&bytes).unwrap_err();
+    assert_eq!(
+        e,
+        VbiosError::NoPcAtImage {
+            scanned: 0x2000,
+            offset: 0x400,
+            code_type: 0xE0
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "no PC-AT image (code type 0x00, which holds the BIT) at any 512-byte boundary of 8192 \
+         bytes; the first image, at 0x400, has code type 0xe0: give the whole ROM, starting at \
+         or before its PC-AT image"
+    );
+    assert_eq!(vbios::rom_extent(&bytes), Err(e));
+}
+
 #[test]
 fn zeroed_empty_and_erased_images_are_errors() {
     assert_eq!(

@@ -40,7 +40,12 @@ pub fn read_prom<B: Bar0 + ?Sized>(bar0: &B) -> Result<Vec<u8>, VbiosError> {
                 return Ok(buf);
             }
             Err(VbiosError::Truncated { offset, need, .. }) => offset.saturating_add(need),
-            Err(VbiosError::NoRom { .. } | VbiosError::Zeroed { .. }) => want * 2,
+            // No PC-AT image yet (or no image at all): it may start further in.
+            Err(
+                VbiosError::NoRom { .. }
+                | VbiosError::NoPcAtImage { .. }
+                | VbiosError::Zeroed { .. },
+            ) => want * 2,
             Err(e) => return Err(e),
         };
         if want >= PROM_SIZE {

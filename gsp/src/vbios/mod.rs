@@ -78,6 +78,16 @@ pub enum VbiosError {
         /// How many bytes were scanned.
         scanned: usize,
     },
+    /// Images (0x55AA with a PCIR) at 512-byte boundaries, but none of code type 0x00
+    /// (PC-AT), the image the ROM starts with and the BIT lives in.
+    NoPcAtImage {
+        /// How many bytes were scanned.
+        scanned: usize,
+        /// Where the first image of another code type is.
+        offset: usize,
+        /// Its code type.
+        code_type: u8,
+    },
     /// A structure does not fit in the bytes given.
     Truncated {
         /// Which structure.
@@ -239,6 +249,16 @@ impl fmt::Display for VbiosError {
                 f,
                 "no PCI expansion ROM (0x55AA with a PCIR) at any 512-byte boundary of {scanned} bytes"
             ),
+            NoPcAtImage {
+                scanned,
+                offset,
+                code_type,
+            } => write!(
+                f,
+                "no PC-AT image (code type 0x00, which holds the BIT) at any 512-byte boundary of \
+                 {scanned} bytes; the first image, at {offset:#x}, has code type {code_type:#04x}: \
+                 give the whole ROM, starting at or before its PC-AT image"
+            ),
             Truncated {
                 what,
                 offset,
@@ -352,7 +372,8 @@ impl core::error::Error for VbiosError {}
 /// Parses a VBIOS: the image chain, the BIT, the falcon ucode table and FWSEC.
 ///
 /// The bytes may have data before the ROM (a firmware file's IFR section): the ROM starts at
-/// the first 512-byte boundary holding 0x55AA with a PCIR, as the BIT document says.
+/// the first 512-byte boundary holding 0x55AA with a PCIR, as the BIT document says, whose
+/// image is the PC-AT one ([`pci_rom::find_rom_start`]).
 pub fn parse(data: &[u8]) -> Result<Vbios, VbiosError> {
     let rom_start = pci_rom::find_rom_start(data)?;
     // PANIC: find_rom_start returns an offset inside `data`.

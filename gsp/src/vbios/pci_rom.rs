@@ -23,6 +23,8 @@ pub const ROM_PCIR_PTR: usize = 0x18;
 pub const PCIR_SIGNATURES: [&[u8; 4]; 3] = [b"PCIR", b"NPDS", b"RGIS"];
 /// Bytes of the PCI data structure (`PCI_DATA_STRUCT`, packed: up to maxRunTimeImageLen).
 pub const PCIR_SIZE: usize = 0x18;
+/// Offset of the code type in the PCI data structure (`OFFSETOF_PCI_DATA_STRUCT_CODE_TYPE`).
+pub const PCIR_CODE_TYPE: usize = 0x14;
 /// NPDE signature (`NV_PCI_DATA_EXT_SIG`).
 pub const NPDE_SIGNATURE: &[u8; 4] = b"NPDE";
 /// NPDE revisions whose sub-image length OpenRM uses (`NV_PCI_DATA_EXT_REV_10`, `_11`).
@@ -104,34 +106,62 @@ pub struct RomImage {
     pub last: bool,
 }
 
-/// Whether a PCI expansion ROM starts at `offset`: a ROM signature and a PCIR where it points.
-fn rom_at(data: &[u8], offset: usize) -> bool {
-    let b = Bytes(&data[offset..]);
-    let Ok(sig) = b.u16("ROM header", 0) else {
-        return false;
-    };
-    let Ok(ptr) = b.u16("ROM header", ROM_PCIR_PTR) else {
-        return false;
-    };
-    ROM_SIGNATURES.contains(&sig)
-        && b.slice("PCIR", usize::from(ptr), 4)
-            .is_ok_and(|s| PCIR_SIGNATURES.iter().any(|p| &p[..] == s))
+/// The code type of the image at `offset`, if one starts there: a ROM signature, a PCIR where
+/// it points, and the PCIR's code-type byte within `data`.
+fn image_at(data: &[u8], offset: usize) -> Option<CodeType> {
+    let b = Bytes(data.get(offset..)?);
+    let sig = b.u16("ROM header", 0).ok()?;
+    let ptr = usize::from(b.u16("ROM header", ROM_PCIR_PTR).ok()?);
+    let pcir = b.slice("PCIR", ptr, PCIR_CODE_TYPE + 1).ok()?;
+    // PANIC: `pcir` is PCIR_CODE_TYPE + 1 (0x15) bytes long.
+    (ROM_SIGNATURES.contains(&sig) && PCIR_SIGNATURES.iter().any(|p| p[..] == pcir[..4]))
+        .then(|| CodeType::from_byte(pcir[PCIR_CODE_TYPE]))
 }
 
-/// Where the ROM starts: 0, or the first 512-byte boundary with a ROM header and a PCIR
-/// (BIOS-Information-Table: "checking 512 byte boundaries for the {055h,0AAh} PCI Expansion
-/// ROM signature ... checked for the "PCIR" ... signature").
+/// Where the ROM starts: the first 512-byte boundary with a ROM header, a PCIR and code type
+/// 0x00 (PC-AT).
+///
+/// The boundary scan is the BIT document's (BIOS-Information-Table: "checking 512 byte
+/// boundaries for the {055h,0AAh} PCI Expansion ROM signature ... checked for the "PCIR" ...
+/// signature"). The code type is what OpenRM and nova-core assume of the image they start
+/// from:
+/// - OpenRM 570.144 `kernel_gsp_vbios_tu102.c` starts at offset 0 if it holds a ROM
+///   signature, else where the IFR's ROM directory points (`kgspExtractVbiosFromRom_TU102`,
+///   lines 493-510; `s_romImgFindPciHeader_TU102`, line 253: `imageOffset` at
+///   `romDirectoryOffset + 8`), the PC-AT image on every real ROM read
+///   (docs/vbios/README.md). `s_locateExpansionRoms` takes block offsets from there, and its
+///   `extRomOffset - baseRomSize` (line 409) is the pointer base only with the PC-AT image
+///   at offset 0.
+/// - nova-core (`vbios.rs`) reads from the PROM window's start ("The PciAt BIOS image is
+///   typically the first BIOS image type found in the BIOS image chain") and rebases the
+///   BIT's pointers on the PC-AT image's length (`setup_falcon_data`).
+///
+/// A file can hold other images before it: a Blackwell GB206 flash file has two
+/// code-type-0xE0 images at 0x34200 and 0x34c00, chaining into its PC-AT image at 0x35400;
+/// started from, they put a FWSEC image at offset 0, "within the PC-AT image".
 pub fn find_rom_start(data: &[u8]) -> Result<usize, VbiosError> {
     if !data.is_empty() && data.iter().all(|&b| b == 0) {
         return Err(VbiosError::Zeroed { len: data.len() });
     }
+    let mut first_other = None;
     // Bounded: one step per 512-byte block of `data`.
-    (0..data.len())
-        .step_by(BLOCK)
-        .find(|&o| rom_at(data, o))
-        .ok_or(VbiosError::NoRom {
+    for offset in (0..data.len()).step_by(BLOCK) {
+        match image_at(data, offset) {
+            Some(CodeType::PcAt) => return Ok(offset),
+            Some(other) if first_other.is_none() => first_other = Some((offset, other)),
+            _ => {}
+        }
+    }
+    Err(match first_other {
+        Some((offset, code_type)) => VbiosError::NoPcAtImage {
             scanned: data.len(),
-        })
+            offset,
+            code_type: code_type.byte(),
+        },
+        None => VbiosError::NoRom {
+            scanned: data.len(),
+        },
+    })
 }
 
 /// Walks the image chain of the ROM in `rom` (which starts with the first image).
@@ -164,7 +194,7 @@ pub fn images(rom: &[u8]) -> Result<Vec<RomImage>, VbiosError> {
         let device_id = le16(0x06);
         let pcir_len = usize::from(le16(0x0A));
         let image_len = le16(0x10);
-        let code_type = CodeType::from_byte(p[0x14]);
+        let code_type = CodeType::from_byte(p[PCIR_CODE_TYPE]);
         let mut last = p[0x15] & LAST_IMAGE != 0;
         let mut blocks = image_len;
 

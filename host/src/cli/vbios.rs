@@ -175,7 +175,14 @@ pub fn to_text(v: &Vbios, from: &str, len: usize) -> String {
         }
     }
     match &v.fwsec {
-        None => s.push_str("\nno FWSEC in the ucode table\n"),
+        // OpenRM boots Hopper and later through FSP (`kgspBootstrap_GH100`: "Starting to boot
+        // GSP via FSP"), which runs FWSEC itself; the one such ROM read, a GB206's, has none
+        // of these ids (docs/vbios/README.md).
+        None => s.push_str(
+            "\nno FWSEC in the ucode table (no application 0x85, 0x45 or 0x05): this ROM cannot \
+             run FWSEC-FRTS, which nvbare's booter path (Turing to Ada) needs; Hopper and later \
+             boot GSP through FSP, which nvbare does not do\n",
+        ),
         Some(f) => {
             let _ = writeln!(
                 s,

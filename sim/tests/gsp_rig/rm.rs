@@ -1,9 +1,11 @@
-//! RM helpers of the test driver: handles, the objects every RM test starts with, and
-//! channel parameters as the kernel RM gives them to GSP-RM.
+//! RM helpers of the test driver: handles, the objects every RM test starts with, channel
+//! parameters as the kernel RM gives them to GSP-RM, and a scheduled compute channel.
 
+use nvbare_gsp::abi::*;
 use nvbare_gsp::rm::NvStatus;
 use nvbare_gsp::rm::alloc::*;
 use nvbare_gsp::rm::classes as cls;
+use nvbare_gsp::rm::ctrl::cmd;
 use nvbare_sim::{FaultPlan, SimChip};
 use zerocopy::IntoBytes;
 
@@ -112,5 +114,108 @@ pub fn basic_objects(rig: &mut Rig) {
             SubdeviceAllocParams::default().as_bytes(),
         ),
         "subdevice",
+    );
+}
+
+/// A scheduled compute channel as tinygrad's NVDevice init gets one, without the refused
+/// variants `gsp_channels.rs` tries between the steps: a VA space with tinygrad's flags and
+/// its page directory at VRAM 0x20_0000, a graphics channel group, a context share, a
+/// 1024-entry channel whose instance block is at `vram`, its compute and copy objects and a
+/// debugger.
+pub fn compute_channel(rig: &mut Rig, chip: SimChip, vram: u64) {
+    let (gpfifo, compute, copy) = classes(chip);
+    let vs = VaSpaceAllocParamsV570 {
+        va_base: 0x1000,
+        va_size: 0x1_ffff_fb00_0000,
+        // ENABLE_PAGE_FAULTING | IS_EXTERNALLY_OWNED, as tinygrad asks.
+        flags: (1 << 6) | (1 << 3),
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(CLIENT, DEVICE, VASPACE, cls::FERMI_VASPACE_A, vs.as_bytes()),
+        "VA space",
+    );
+    let spd = RpcSetPageDirectory {
+        h_client: CLIENT,
+        h_device: DEVICE,
+        pasid: u32::MAX,
+        params: Nv0080CtrlDmaSetPageDirectoryParams {
+            phys_address: 0x20_0000,
+            num_entries: 2,
+            flags: 0x8,
+            h_va_space: VASPACE,
+            sub_device_id: 1,
+            pasid: u32::MAX,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (h, _) = rig.call(RpcFunction::SetPageDirectory.as_u32(), spd.as_bytes());
+    assert_eq!(h.rpc_result, 0, "page directory");
+    let tsg = ChannelGroupAllocParams {
+        engine_type: 1,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            TSG,
+            cls::KEPLER_CHANNEL_GROUP_A,
+            tsg.as_bytes(),
+        ),
+        "TSG",
+    );
+    let cs = CtxShareAllocParams {
+        h_va_space: VASPACE,
+        flags: 1,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            TSG,
+            CTXSHARE,
+            cls::FERMI_CONTEXT_SHARE_A,
+            cs.as_bytes(),
+        ),
+        "context share",
+    );
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            TSG,
+            CHANNEL,
+            gpfifo,
+            channel_params(vram, 1024, CTXSHARE).as_bytes(),
+        ),
+        "channel",
+    );
+    ok(
+        rig.rm_alloc(CLIENT, CHANNEL, COMPUTE, compute, &[]),
+        "compute object",
+    );
+    ok(
+        rig.rm_alloc(CLIENT, CHANNEL, COPY, copy, &[]),
+        "copy object",
+    );
+    let dbg = DebuggerAllocParams {
+        h_app_client: CLIENT,
+        h_class3d_object: COMPUTE,
+        ..Default::default()
+    };
+    ok(
+        rig.rm_alloc(
+            CLIENT,
+            DEVICE,
+            DEBUGGER,
+            cls::GT200_DEBUGGER,
+            dbg.as_bytes(),
+        ),
+        "debugger",
+    );
+    ok(
+        rig.rm_control(CLIENT, TSG, cmd::NVA06C_GPFIFO_SCHEDULE, &[1, 0]),
+        "schedule",
     );
 }

@@ -47,8 +47,12 @@ pub fn read_prom(bar: &dyn Bar0) -> Result<Vec<u8>, VbiosError> {
             }
             Ok(end) => end,
             Err(VbiosError::Truncated { offset, need, .. }) => offset.saturating_add(need),
-            // No ROM signature yet: it may start further in.
-            Err(VbiosError::NoRom { .. }) if data.len() < limit => data.len() * 2,
+            // No ROM signature, or no PC-AT image, yet: it may start further in.
+            Err(VbiosError::NoRom { .. } | VbiosError::NoPcAtImage { .. })
+                if data.len() < limit =>
+            {
+                data.len() * 2
+            }
             Err(e) => return Err(e),
         };
         // Bounded: `want` grows every turn and stops at the window's end.

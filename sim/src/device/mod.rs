@@ -11,12 +11,15 @@
 //! `bar0_write` returns, and a read sees every earlier write. A unit's `write` only records what
 //! was asked and flags work; the work happens in its `step` on the device thread, and the
 //! driver polls for its effect.
+//!
+//! `world.rs` holds what units share and the [`Unit`] trait; `thread.rs` how a unit is run
+//! (one [`Cx`] per call, under the device lock) and the device thread's loop.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::chip::{ChipSpec, SimChip};
 use crate::config::ConfigSpace;
@@ -26,6 +29,7 @@ use crate::memory::{Bus, SysMem, Vram};
 use crate::trace::{Event, Kind, Trace};
 use crate::units;
 
+mod thread;
 mod world;
 pub use world::*;
 
@@ -482,10 +486,6 @@ impl Drop for SimGpu {
     }
 }
 
-/// How long the device thread sleeps when no unit has work and nothing woke it: units that
-/// model time (timeouts, periodic events) get a step at least this often.
-const IDLE_STEP: Duration = Duration::from_millis(1);
-
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -523,113 +523,6 @@ impl Inner {
                 count: 1,
                 unit,
             });
-        }
-    }
-
-    fn kick(&self) {
-        self.lock().kicked = true;
-        self.wake.notify_all();
-    }
-
-    /// Runs `f` on the unit that claims `offset`; `None` (and a strictness note) if none does.
-    fn with_unit<R>(&self, offset: u32, f: impl FnOnce(&mut dyn Unit, &mut Cx) -> R) -> Option<R> {
-        let mut guard = self.lock();
-        let st = &mut *guard;
-        let Some(i) = st.units.iter().position(|u| u.claims(self.spec, offset)) else {
-            let n = st.unclaimed.entry(offset).or_insert(0);
-            *n += 1;
-            if *n == 1 {
-                self.log
-                    .debug("bar0", format!("no unit decodes BAR0 offset {offset:#x}"));
-            }
-            return None;
-        };
-        let mut cx = Cx {
-            spec: self.spec,
-            bus: &self.bus,
-            log: &self.log,
-            faults: &st.faults,
-            config: &mut st.config,
-            world: &mut st.world,
-            now_ns: self.now_ns(),
-            firmware_dir: st.firmware_dir.as_deref(),
-        };
-        let r = f(&mut *st.units[i], &mut cx);
-        st.kicked = true;
-        Some(r)
-    }
-
-    /// One pass over every unit, then signal delivery; true if anything happened.
-    fn step_all(&self, st: &mut State) -> bool {
-        let mut busy = false;
-        let State {
-            faults,
-            config,
-            world,
-            units,
-            firmware_dir,
-            ..
-        } = st;
-        let firmware_dir = firmware_dir.as_deref();
-        for u in units.iter_mut() {
-            let mut cx = Cx {
-                spec: self.spec,
-                bus: &self.bus,
-                log: &self.log,
-                faults,
-                config,
-                world,
-                now_ns: self.now_ns(),
-                firmware_dir,
-            };
-            busy |= u.step(&mut cx);
-        }
-        while let Some(s) = world.signals.pop_front() {
-            busy = true;
-            for u in units.iter_mut() {
-                let mut cx = Cx {
-                    spec: self.spec,
-                    bus: &self.bus,
-                    log: &self.log,
-                    faults,
-                    config,
-                    world,
-                    now_ns: self.now_ns(),
-                    firmware_dir,
-                };
-                u.signal(&mut cx, &s);
-            }
-        }
-        busy
-    }
-
-    /// The device thread: step units while they have work; sleep until woken otherwise.
-    fn run(&self) {
-        let mut st = self.lock();
-        while !self.stop.load(Ordering::Acquire) {
-            if self.gone.load(Ordering::Acquire) {
-                st = self
-                    .wake
-                    .wait_timeout(st, IDLE_STEP * 10)
-                    .map(|(g, _)| g)
-                    .unwrap_or_else(|p| p.into_inner().0);
-                continue;
-            }
-            st.kicked = false;
-            if self.step_all(&mut st) {
-                // Let the driver side in between steps: a step may be long.
-                drop(st);
-                std::thread::yield_now();
-                st = self.lock();
-                continue;
-            }
-            if !st.kicked {
-                st = self
-                    .wake
-                    .wait_timeout(st, IDLE_STEP)
-                    .map(|(g, _)| g)
-                    .unwrap_or_else(|p| p.into_inner().0);
-            }
         }
     }
 }

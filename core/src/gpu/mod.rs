@@ -15,6 +15,7 @@ mod queue;
 mod record;
 mod replay;
 mod timing;
+mod tuning;
 mod wait;
 
 use alloc::vec::Vec;
@@ -36,14 +37,15 @@ use crate::shared::SharedMem;
 pub use crate::launch::LaunchConfig;
 pub use backend::{Backend, Buffer, BufferView, CardInfo, MemoryRequest, Placement};
 pub use error::GpuError;
+pub use launch::Kernel;
 #[cfg(feature = "probe")]
 pub use launch::LaunchProfile;
-pub use launch::{Kernel, LaunchTuning};
 pub use pool::{CHUNK as POOL_CHUNK, GRANULE as POOL_GRANULE, MAX_POOLED, PoolBuffer};
 pub use queue::Fence;
 pub use record::{Event, OpId, Recording, SequenceError};
 pub use replay::{Replayed, Sequence};
 pub use timing::{GpuTimes, STAMP_PAIRS, Timed};
+pub use tuning::LaunchTuning;
 pub use wait::WaitEnd;
 
 use launch::Arena;

@@ -36,7 +36,7 @@ Environment:
   NVBARE_D2D_KERNEL     default of bench --d2d-kernel
   NVBARE_D2D            default of bench --d2d-shape
   NVBARE_COPY_ENGINE    default of --copy-engine (the copy engine tried first)
-  NVBARE_ALLOC          --backend nvk: rmmap=0|1,huge2m=0|1, how fresh video memory is mapped
+  NVBARE_ALLOC          --backend nvk: rmmap=0|1,huge2m=0|1,rmattrs=0|1, how fresh video memory is mapped
   NVBARE_CE_START_AT    bench --ce-study: start the timed copies at this Unix time (ms)
   NVBARE_DEBIAN_MIRROR  the Debian mirror `firmware fetch` takes the firmware package from
   NVBARE_FIRMWARE_DIR   the firmware cache of --backend vfio|sim|remote and `demo`

@@ -4,6 +4,9 @@
 use nvbare_gsp::rm::alloc_flags::{nvos32_alloc_flags as af, nvos32_attr as a, nvos32_attr2 as a2};
 use nvbare_gsp::rm::nvos::{nvos02_flags as f02, nvos33_flags as f33, nvos46_flags as f46};
 
+/// The `NVOS32_ATTR_PHYSICALITY` bits of an attr word (28:27).
+pub const PHYSICALITY_MASK: u32 = 3 << 27;
+
 /// `NVOS32` attr/attr2/flags of a video-memory allocation (`NV01_MEMORY_LOCAL_USER`).
 pub fn vram_alloc(contiguous: bool, huge: bool) -> (u32, u32, u32) {
     let physicality = if contiguous {

@@ -31,7 +31,7 @@ pub const HUGE_PAGE: u64 = 2 << 20;
 /// 4 KiB.
 pub const SMALL_PAGE: u64 = 4 << 10;
 
-/// How fresh allocations are made (a measurement knob, `NVBARE_ALLOC=rmmap=0|1,huge2m=0|1`,
+/// How fresh allocations are made (a measurement knob, `NVBARE_ALLOC=rmmap=0|1,huge2m=0|1,rmattrs=0|1`,
 /// read once): issue 20's allocation study compares the choices in one device run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllocTuning {
@@ -42,6 +42,10 @@ pub struct AllocTuning {
     /// Map video memory of 2 MiB and more (a whole number of 2 MiB pages) with 2 MiB pages
     /// instead of only from 8 MiB.
     pub huge_from_2m: bool,
+    /// Leave a video-memory allocation's page size, caching and ZBC to RM (attr
+    /// `PAGE_SIZE_DEFAULT`, attr2 0), as CUDA 13's `cudaMalloc` asks (run 34's trace), instead
+    /// of asking for 2 MiB pages, GPU caching and no ZBC.
+    pub rm_default_attrs: bool,
 }
 
 impl AllocTuning {
@@ -52,9 +56,10 @@ impl AllocTuning {
     pub const DEFAULT: Self = Self {
         rm_map: false,
         huge_from_2m: false,
+        rm_default_attrs: false,
     };
 
-    /// Parses `rmmap=0|1,huge2m=0|1` (unknown keys are refused by name).
+    /// Parses `rmmap=0|1,huge2m=0|1,rmattrs=0|1` (unknown keys are refused by name).
     pub fn parse(spec: &str) -> Result<Self, String> {
         let mut t = Self::DEFAULT;
         for kv in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -69,7 +74,8 @@ impl AllocTuning {
             match k {
                 "rmmap" => t.rm_map = on,
                 "huge2m" => t.huge_from_2m = on,
-                _ => return Err(format!("{k:?}: the keys are rmmap and huge2m")),
+                "rmattrs" => t.rm_default_attrs = on,
+                _ => return Err(format!("{k:?}: the keys are rmmap, huge2m and rmattrs")),
             }
         }
         Ok(t)
@@ -289,7 +295,12 @@ impl Nvk {
         contiguous: bool,
     ) -> Result<Buffer<Memory>, NvkError> {
         let huge = page > SMALL_PAGE;
-        let (attr, attr2, flags) = flags::vram_alloc(contiguous, huge);
+        let (mut attr, mut attr2, flags) = flags::vram_alloc(contiguous, huge);
+        if AllocTuning::from_env().rm_default_attrs {
+            // Only the physicality stays: RM picks page size, caching and ZBC.
+            attr &= flags::PHYSICALITY_MASK;
+            attr2 = 0;
+        }
         let mut p = MemoryAllocParams {
             owner: self.rm.root(),
             type_: nvos32_type::IMAGE,
@@ -512,7 +523,8 @@ mod tests {
     fn alloc_tuning_parses_its_knobs_and_refuses_others_by_name() {
         assert_eq!(AllocTuning::parse("").unwrap(), AllocTuning::DEFAULT);
         let t = AllocTuning::parse("rmmap=1, huge2m=1").unwrap();
-        assert!(t.rm_map && t.huge_from_2m);
+        assert!(t.rm_map && t.huge_from_2m && !t.rm_default_attrs);
+        assert!(AllocTuning::parse("rmattrs=1").unwrap().rm_default_attrs);
         assert!(
             AllocTuning::parse("rmmap=2")
                 .unwrap_err()
@@ -521,7 +533,7 @@ mod tests {
         assert!(
             AllocTuning::parse("pages=1")
                 .unwrap_err()
-                .contains("rmmap and huge2m")
+                .contains("rmmap, huge2m and rmattrs")
         );
         assert!(AllocTuning::parse("rmmap").unwrap_err().contains("KEY=0|1"));
     }

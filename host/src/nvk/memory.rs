@@ -43,8 +43,8 @@ pub struct AllocTuning {
     /// instead of only from 8 MiB.
     pub huge_from_2m: bool,
     /// Leave a video-memory allocation's page size, caching and ZBC to RM (attr
-    /// `PAGE_SIZE_DEFAULT`, attr2 0), as CUDA 13's `cudaMalloc` asks (run 34's trace), instead
-    /// of asking for 2 MiB pages, GPU caching and no ZBC.
+    /// `PAGE_SIZE_DEFAULT`, attr2 0) and ask for format 0, as CUDA 13's `cudaMalloc` asks (run
+    /// 34's trace), instead of 2 MiB pages, GPU caching, no ZBC and the generic-memory kind.
     pub rm_default_attrs: bool,
 }
 
@@ -296,10 +296,14 @@ impl Nvk {
     ) -> Result<Buffer<Memory>, NvkError> {
         let huge = page > SMALL_PAGE;
         let (mut attr, mut attr2, flags) = flags::vram_alloc(contiguous, huge);
+        // NV_MMU_PTE_KIND_GENERIC_MEMORY (gh100 dev_mmu.h), as tinygrad asks.
+        let mut format = 6;
         if AllocTuning::from_env().rm_default_attrs {
-            // Only the physicality stays: RM picks page size, caching and ZBC.
+            // Only the physicality stays: RM picks page size, caching and ZBC, and the kind
+            // is format 0 (PITCH), as cudaMalloc's request reads in run 34's trace.
             attr &= flags::PHYSICALITY_MASK;
             attr2 = 0;
+            format = 0;
         }
         let mut p = MemoryAllocParams {
             owner: self.rm.root(),
@@ -307,7 +311,7 @@ impl Nvk {
             flags,
             attr,
             attr2,
-            format: 6,
+            format,
             size,
             alignment: page,
             limit: size - 1,

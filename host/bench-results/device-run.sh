@@ -73,6 +73,12 @@
 #                        `bench --launch-only --json` under each tuning of TUNES (replay_us and
 #                        the ordering check's wrong elements), then 3 alternating pairs with
 #                        cuda_base_graph.
+#   alloc-ab [N] [V...]  issue 20 item 5 (runs 47-50): N rounds (default 5) of a fresh-allocation
+#                        A/B, each round `nvbare bench --json`, the same under each
+#                        NVBARE_ALLOC=V, and `cuda_base --json` (2 MiB and 1 GiB alloc+free and the
+#                        round trip printed); the proofs under the first V; with TRACE=1 then
+#                        CUDA's alloc_probe, nvbare and nvbare under the first V under the ioctl
+#                        tracer (alloc_probe.cu, nvtrace.c beside the script; traces to $OUT).
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -395,6 +401,32 @@ case "$mode" in
       echo "== pair $r: nvbare bench --launch-only --json"; timeout 60 ./nvbare bench --launch-only --json 2>&1
       echo "== pair $r: cuda_base_graph --json"; timeout 60 ./cuda_base_graph --json 2>&1
     done
+    ;;
+  alloc-ab)
+    rounds=${1:-5}; shift || true
+    ( nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda && { [ -z "${TRACE:-}" ] || nvcc -O2 -arch=sm_90 -o alloc_probe alloc_probe.cu -ldl; } ) > nvcc.log 2>&1; echo "nvcc rc=$?"
+    pick() { python3 -c "
+import sys,json
+for l in sys.stdin:
+    l=l.strip()
+    if l.startswith('{'):
+        d=json.loads(l); print(json.dumps({k:d[k] for k in ('alloc_free_2MiB_us','alloc_free_1GiB_us','launch_roundtrip_us') if k in d}))
+    else: print(l)"; }
+    for r in $(seq "$rounds"); do
+      echo "== round $r: nvbare bench --json"; timeout 90 ./nvbare bench --json 2>&1 | pick
+      for v in "$@"; do
+        echo "== round $r: NVBARE_ALLOC=$v nvbare bench --json"; NVBARE_ALLOC=$v timeout 90 ./nvbare bench --json 2>&1 | pick
+      done
+      echo "== round $r: cuda_base --json"; timeout 60 ./cuda_base --json 2>&1 | pick
+    done
+    echo "== proofs${1:+ with NVBARE_ALLOC=$1}"; NVBARE_ALLOC=${1:-} timeout 180 ./nvk_h200 --ignored --test-threads=1 2>&1 | grep -E "^test |test result"
+    if [ -n "${TRACE:-}" ]; then
+      gcc -shared -fPIC -O1 -o nvtrace.so nvtrace.c -ldl
+      NVTRACE=$OUT/trace-cuda.txt LD_PRELOAD=./nvtrace.so timeout 60 ./alloc_probe > /dev/null 2>&1; echo "alloc_probe rc=$?"
+      NVTRACE=$OUT/trace-nvbare.txt LD_PRELOAD=./nvtrace.so timeout 120 ./nvbare bench --json 2>&1 | pick
+      [ -z "${1:-}" ] || NVTRACE=$OUT/trace-nvbare-variant.txt NVBARE_ALLOC=$1 LD_PRELOAD=./nvtrace.so timeout 120 ./nvbare bench --json 2>&1 | pick
+      gzip -f "$OUT"/trace-*.txt
+    fi
     ;;
   probe)
     ( nvcc -O2 -arch=sm_90 -I . -o d2d_probe d2d_probe.cu && nvcc -O2 -arch=sm_90 -o cuda_base cuda_base.cu -lcuda ) > "$OUT/nvcc.log" 2>&1 &

@@ -1,6 +1,6 @@
 //! The VFIO path's end-to-end scenarios, written once over any `Platform`: the simulator
-//! (`tests/gsp_rm_sim.rs`, `tests/soak.rs`) and a real GPU bound to vfio-pci
-//! (`tests/gsp_rm_hw.rs`, `NVBARE_TEST_DEVICE=BDF`).
+//! (`tests/gsp_rm_sim.rs`, `tests/gsp_rm_sim_faults.rs`, `tests/soak.rs`) and a real GPU
+//! bound to vfio-pci (`tests/gsp_rm_hw.rs`, `NVBARE_TEST_DEVICE=BDF`).
 //!
 //! Each scenario takes an open [`Gpu`] over [`GspRm`] and asserts real behaviour: memory
 //! read back, copies and kernels checked element by element, faults named by address.

@@ -7,6 +7,7 @@ extern crate std;
 mod booter;
 mod checks;
 mod fake;
+mod fake_bar0;
 mod fake_booter;
 mod fake_gsp;
 mod images;

@@ -79,6 +79,8 @@
 #                        round trip printed); the proofs under the first V; with TRACE=1 then
 #                        CUDA's alloc_probe, nvbare and nvbare under the first V under the ioctl
 #                        tracer (alloc_probe.cu, nvtrace.c beside the script; traces to $OUT).
+#                        PIN=CPU runs every nvbare and CUDA program of the rounds on that one CPU
+#                        (taskset), so neither is placed differently from the other.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -412,12 +414,14 @@ for l in sys.stdin:
     if l.startswith('{'):
         d=json.loads(l); print(json.dumps({k:d[k] for k in ('alloc_free_2MiB_us','alloc_free_1GiB_us','launch_roundtrip_us') if k in d}))
     else: print(l)"; }
+    pin() { if [ -n "${PIN:-}" ]; then taskset -c "$PIN" "$@"; else "$@"; fi; }
+    [ -z "${PIN:-}" ] || echo "== every round's program on CPU $PIN (taskset)"
     for r in $(seq "$rounds"); do
-      echo "== round $r: nvbare bench --json"; timeout 90 ./nvbare bench --json 2>&1 | pick
+      echo "== round $r: nvbare bench --json"; pin timeout 90 ./nvbare bench --json 2>&1 | pick
       for v in "$@"; do
-        echo "== round $r: NVBARE_ALLOC=$v nvbare bench --json"; NVBARE_ALLOC=$v timeout 90 ./nvbare bench --json 2>&1 | pick
+        echo "== round $r: NVBARE_ALLOC=$v nvbare bench --json"; NVBARE_ALLOC=$v pin timeout 90 ./nvbare bench --json 2>&1 | pick
       done
-      echo "== round $r: cuda_base --json"; timeout 60 ./cuda_base --json 2>&1 | pick
+      echo "== round $r: cuda_base --json"; pin timeout 60 ./cuda_base --json 2>&1 | pick
     done
     echo "== proofs${1:+ with NVBARE_ALLOC=$1}"; NVBARE_ALLOC=${1:-} timeout 180 ./nvk_h200 --ignored --test-threads=1 2>&1 | grep -E "^test |test result"
     if [ -n "${TRACE:-}" ]; then

@@ -45,7 +45,7 @@ pub use queue::Fence;
 pub use record::{Event, OpId, Recording, SequenceError};
 pub use replay::{Replayed, Sequence};
 pub use timing::{GpuTimes, STAMP_PAIRS, Timed};
-pub use tuning::LaunchTuning;
+pub use tuning::{LaunchTuning, RAW_FIELDS};
 pub use wait::WaitEnd;
 
 use launch::Arena;

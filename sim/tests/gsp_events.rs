@@ -6,8 +6,6 @@
 mod gsp_rig;
 
 use nvbare_gsp::abi::*;
-use nvbare_gsp::rm::alloc::*;
-use nvbare_gsp::rm::classes as cls;
 use nvbare_gsp::rm::ctrl::cmd;
 use nvbare_gsp::rm::ctrl::debugger::ReadMmuFaultInfoParams;
 use nvbare_sim::SimChip;
@@ -23,73 +21,9 @@ fn channel_faults_become_gsp_rm_events() {
         return;
     };
     basic_objects(&mut rig);
-    ok(
-        rig.rm_alloc(
-            CLIENT,
-            DEVICE,
-            VASPACE,
-            cls::FERMI_VASPACE_A,
-            VaSpaceAllocParamsV570::default().as_bytes(),
-        ),
-        "VA space",
-    );
-    ok(
-        rig.rm_alloc(
-            CLIENT,
-            DEVICE,
-            TSG,
-            cls::KEPLER_CHANNEL_GROUP_A,
-            ChannelGroupAllocParams {
-                engine_type: 1,
-                ..Default::default()
-            }
-            .as_bytes(),
-        ),
-        "TSG",
-    );
-    ok(
-        rig.rm_alloc(
-            CLIENT,
-            TSG,
-            CTXSHARE,
-            cls::FERMI_CONTEXT_SHARE_A,
-            CtxShareAllocParams {
-                h_va_space: VASPACE,
-                ..Default::default()
-            }
-            .as_bytes(),
-        ),
-        "ctxshare",
-    );
-    ok(
-        rig.rm_alloc(
-            CLIENT,
-            TSG,
-            CHANNEL,
-            cls::HOPPER_CHANNEL_GPFIFO_A,
-            channel_params(0x800_0000, 256, CTXSHARE).as_bytes(),
-        ),
-        "channel",
-    );
-    ok(
-        rig.rm_alloc(CLIENT, CHANNEL, COMPUTE, cls::HOPPER_COMPUTE_A, &[]),
-        "compute",
-    );
-    let dbg = DebuggerAllocParams {
-        h_app_client: CLIENT,
-        h_class3d_object: COMPUTE,
-        ..Default::default()
-    };
-    ok(
-        rig.rm_alloc(
-            CLIENT,
-            DEVICE,
-            DEBUGGER,
-            cls::GT200_DEBUGGER,
-            dbg.as_bytes(),
-        ),
-        "debugger",
-    );
+    // The channel as the driver builds it (VA space, page directory, group, context share,
+    // channel, compute and copy objects, debugger, scheduled).
+    compute_channel(&mut rig, SimChip::Gh100, 0x800_0000);
     let (token, chid) = rig
         .gpu
         .with_world(|w| w.channels.iter().map(|(t, c)| (*t, c.chid)).next().unwrap());

@@ -5,7 +5,7 @@
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
-use super::{Buffer, Engine, Fence, Gpu, GpuError, queue_index};
+use super::{Buffer, Engine, Fence, Gpu, GpuError, LaunchTuning, queue_index};
 use crate::compute::{self, PcasAction};
 use crate::cubin::{Kernel as CubinKernel, ModuleImage};
 use crate::gpu::Backend;
@@ -84,8 +84,9 @@ impl<M> Kernel<M> {
 struct Template {
     cfg: LaunchConfig,
     local: u32,
-    /// The tuning that shaped the QMD (`membar`, `invalidate`).
-    qmd_fields: (u64, bool, bool),
+    /// The tuning that shaped the QMD ([`LaunchTuning::apply`]); another one (`gpu.tuning` is
+    /// public, `bench --study` changes it) builds the QMD again.
+    tuning: LaunchTuning,
     qmd: crate::qmd::Qmd,
     cbuf0: Vec<u8>,
 }
@@ -190,15 +191,10 @@ impl<B: Backend> Gpu<B> {
         let at = self.arena_take(qmd_len + cbuf0_len)?;
         let qmd_va = self.arena.buf.gpu_va() + at;
         let cbuf0_va = qmd_va + qmd_len;
-        let qmd_fields = (
-            self.tuning.membar,
-            self.tuning.invalidate,
-            self.tuning.cbuf_prefetch,
-        );
         let mut t = k.template.borrow_mut();
         let reuse = t
             .as_ref()
-            .is_some_and(|t| t.cfg == *cfg && t.local == local && t.qmd_fields == qmd_fields)
+            .is_some_and(|t| t.cfg == *cfg && t.local == local && t.tuning == self.tuning)
             && params.len() == k.info.param_size as usize;
         // The slot image: QMD space (written last, in `write_launch`), then bank 0.
         let mut bytes = self.slot_bytes.pop().unwrap_or_default();
@@ -240,7 +236,7 @@ impl<B: Backend> Gpu<B> {
             *t = Some(Template {
                 cfg: *cfg,
                 local,
-                qmd_fields,
+                tuning: self.tuning,
                 qmd: p.qmd.clone(),
                 cbuf0: p.cbuf0,
             });

@@ -71,9 +71,7 @@ fn boots_unloads_and_boots_again_without_a_reset() {
             "WPR2 down after the unloader"
         );
         // Again, no reset: FWSEC-FRTS finds WPR2 down and the booter starts GSP-RM anew.
-        r.reset_queues_only_keeping_gpu();
-        r.queue_system_info();
-        r.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+        r.requeue_keeping_gpu();
         r.boot_booter();
         assert!(
             r.gpu.log().warnings().is_empty(),
@@ -389,9 +387,7 @@ fn tu102_boots_unloads_and_boots_again_without_a_reset() {
     );
     assert_eq!(r.unload_booter(), 0, "{:?}", r.gpu.log().warnings());
     assert_eq!(r.gpu.bar0_read(WPR2_ADDR_HI), 0, "WPR2 down");
-    r.reset_queues_only_keeping_gpu();
-    r.queue_system_info();
-    r.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+    r.requeue_keeping_gpu();
     r.boot_booter();
     assert!(
         r.gpu.log().warnings().is_empty(),

@@ -104,8 +104,7 @@ impl Rig {
         self.program_sysmem_flush();
         let fb = self.chip.spec().vram_bytes;
         self.build_structures(signature_target(self.chip), |_, m| layout_tu102(m, fb));
-        self.queue_system_info();
-        self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+        self.queue_init_rpcs();
     }
 
     /// `gpuWaitForGfwBootComplete_TU102`: the GSP falcon halted (`kflcnWaitForHalt`), then

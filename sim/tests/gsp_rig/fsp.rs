@@ -52,8 +52,7 @@ impl Rig {
         bp.gsp_rm_params.boot_args_offset = self.libos.bus;
         self.boot_params = self.alloc(PAGE);
         self.write(self.boot_params.bus, bp.as_bytes());
-        self.queue_system_info();
-        self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+        self.queue_init_rpcs();
     }
     /// The COT payload for this chip (kfspPrepareBootCommands_GH100, kfspSetupGspImages).
     pub fn cot(&self) -> NvdmPayloadCot {

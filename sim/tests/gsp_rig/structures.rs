@@ -127,8 +127,21 @@ impl Rig {
     /// two init RPCs queued again: ready for another COT.
     pub fn reset_and_requeue(&mut self) {
         self.reset_queues_only();
+        self.queue_init_rpcs();
+    }
+
+    /// Queues the two init RPCs the driver sends before GSP-RM boots: system info and the
+    /// registry (the keys nvbare sets).
+    pub fn queue_init_rpcs(&mut self) {
         self.queue_system_info();
         self.queue_registry(&[("RMForcePcieConfigSave", 1), ("RMSecBusResetEnable", 1)]);
+    }
+
+    /// Starts the queues over without resetting the GPU (the boot structures stay), with the
+    /// two init RPCs queued again: ready to boot again after an unload.
+    pub fn requeue_keeping_gpu(&mut self) {
+        self.reset_queues_only_keeping_gpu();
+        self.queue_init_rpcs();
     }
 
     /// Resets the GPU and empties the queues, queueing nothing.

@@ -446,3 +446,72 @@ fn a_chain_uses_gpu_membars_between_grids_and_invalidates_constants_once() {
     gpu.free(host);
     gpu.unload(store).unwrap();
 }
+
+/// A programmatic edge, as CUDA 13 writes one for a graph's programmatic dependent launch on
+/// the H200 (run 53, `host/bench-results/2026-12-02-run53-pdl-probe.txt`): the earlier grid
+/// sets `ENABLE_PROGRAM_PRE_EXIT`, `ARRIVE_AT_LATCH_VALID` and an ID; the later one
+/// `WAIT_ON_LATCH_VALID` with that ID and both latch-acquire invalidates. Only a launch
+/// recorded with `launch_programmatic` right after another launch makes one; the first launch
+/// has no predecessor to wait for, and every edge of every sequence has its own ID.
+#[test]
+fn a_programmatic_launch_waits_on_a_latch_its_predecessor_arrives_at() {
+    use nvbare_core::qmd::{Qmd, QmdVersion};
+    let mut gpu = open();
+    let store = gpu.load(SM90, "store_value").unwrap();
+    let host = gpu.alloc(64, Placement::Host, true).unwrap();
+    let params = |i: u64| {
+        let mut p = host.gpu_va().to_le_bytes().to_vec();
+        p.extend_from_slice(&i.to_le_bytes());
+        p
+    };
+    let l = QmdVersion::V4.layout();
+    let latch = l.latch.unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let mut rec = Recording::new();
+        rec.launch_programmatic(&store, cfg(1, 1), &params(0))
+            .unwrap();
+        rec.launch_programmatic(&store, cfg(1, 1), &params(1))
+            .unwrap();
+        rec.launch(&store, cfg(1, 1), &params(2)).unwrap();
+        let mut seq = gpu.finish(rec).unwrap();
+        let r = gpu.replay(&mut seq).unwrap();
+        gpu.wait_replay(&r).unwrap();
+        let m = gpu.backend().gpu();
+        let [.., a, b, c] = &m.launches[..] else {
+            unreachable!()
+        };
+        let qmd = |va: u64| {
+            let mut raw = vec![0u8; QmdVersion::V4.size_bytes()];
+            m.read(va, &mut raw).unwrap();
+            Qmd::from_bytes(QmdVersion::V4, &raw).unwrap()
+        };
+        let (qa, qb, qc) = (qmd(a.qmd_va), qmd(b.qmd_va), qmd(c.qmd_va));
+        // a -> b is programmatic.
+        assert_eq!(qa.get(latch.enable_program_pre_exit), 1);
+        assert_eq!(qa.get(latch.arrive_valid), 1);
+        let id = qa.get(latch.arrive_id);
+        assert_ne!(id, 0);
+        assert_eq!(qb.get(latch.wait_valid), 1);
+        assert_eq!(qb.get(latch.wait_id), id);
+        assert_eq!(qb.get(latch.acquire_invalidate_shader_data), 1);
+        assert_eq!(qb.get(latch.acquire_invalidate_texture_data), 1);
+        // The first launch waits for nothing; b -> c is an ordinary chained edge.
+        assert_eq!(qa.get(latch.wait_valid), 0);
+        assert_eq!(qb.get(latch.enable_program_pre_exit), 0);
+        assert_eq!(qb.get(latch.arrive_valid), 0);
+        assert_eq!(qc.get(latch.wait_valid), 0);
+        // Still a chain, with the GPU-scope membar (CUDA keeps both on programmatic edges).
+        assert_eq!(a.qmd.dependent, Some(b.qmd_va));
+        assert_eq!(b.qmd.dependent, Some(c.qmd_va));
+        ids.push(id);
+        drop(m);
+        gpu.free_sequence(seq).unwrap();
+    }
+    assert_ne!(
+        ids[0], ids[1],
+        "each sequence's edges have their own latch IDs"
+    );
+    gpu.free(host);
+    gpu.unload(store).unwrap();
+}

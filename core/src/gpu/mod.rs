@@ -9,6 +9,7 @@
 
 mod backend;
 mod error;
+mod finish;
 mod launch;
 mod pool;
 mod queue;

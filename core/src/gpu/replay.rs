@@ -1,4 +1,4 @@
-//! Recorded sequences, part 2: patching and replaying a [`Sequence`] (made by
+//! Recorded sequences, part 3: patching and replaying a [`Sequence`] (made by
 //! [`Gpu::finish`](super::Gpu::finish) from a [`Recording`](super::Recording)).
 //!
 //! A patch ([`Sequence::set_args`], [`Sequence::set_dims`], [`Sequence::set_copy`]) changes the

@@ -1,6 +1,6 @@
 //! Launch tunings: the per-launch QMD choices that trade safety margins for latency
 //! (`nvbare bench --tune`, `NVBARE_TUNE`), parsed from their text form and applied to each
-//! freshly built QMD by the launch path (`launch.rs`) and recorded sequences (`record.rs`).
+//! freshly built QMD by the launch path (`launch.rs`) and recorded sequences (`finish.rs`).
 
 /// Per-launch QMD choices that trade safety margins for latency; the defaults are the
 /// conservative ones. Measurement tools set them (`nvbare bench --tune`, `--study` compares
@@ -20,13 +20,17 @@ pub struct LaunchTuning {
     pub release_membar: bool,
     /// `CWD_MEMBAR_TYPE` of a recorded sequence's grids that have a next grid chained to them
     /// (`None`, the default: 3, the GPU-scope `L1_MEMBAR`, when `membar` is the sysmembar,
-    /// else `membar`; see `record.rs`); the last grid of a chain always has `membar`.
+    /// else `membar`; see `finish.rs`); the last grid of a chain always has `membar`.
     /// A measuring knob: 3 (GPU membar) makes a grid's stores visible to the next grid but
     /// proves nothing for the host.
     pub chain_membar: Option<u64>,
     /// `CONSTANT_BUFFER_PREFETCH(0)` `PREFETCH_PRE`: bank 0 (the parameters) fetched before
     /// the grid starts, where the QMD has the field (V04_00 and later; default on).
     pub cbuf_prefetch: bool,
+    /// How many latch IDs a recorded sequence's programmatic launches cycle through
+    /// (`latchcycle=N`; `None`, the default: a new ID for every programmatic edge, see
+    /// `finish.rs`). A measuring knob for how the GPU reuses latches.
+    pub latch_cycle: Option<u32>,
     /// Raw QMD bit ranges `(hi, lo, value)` written last into every launch's QMD (knob
     /// `bHI_LO=V` (either order) or `bN=V`, up to [`RAW_FIELDS`]): a measuring knob for fields nvbare does
     /// not name, so one device run can try several; never set by default.
@@ -40,7 +44,7 @@ pub const RAW_FIELDS: usize = 6;
 /// `chainmembar=N`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1, chainmembar=N, cbpre=0|1 or bHI_LO=V"
+    "launch tuning: {0:?} is not membar=N, inval=0|1, mirror=0|1, relmembar=0|1, chainmembar=N, cbpre=0|1, latchcycle=N or bHI_LO=V"
 )]
 pub struct BadTuning<'a>(pub &'a str);
 
@@ -53,11 +57,12 @@ impl LaunchTuning {
         release_membar: false,
         chain_membar: None,
         cbuf_prefetch: true,
+        latch_cycle: None,
         raw: [None; RAW_FIELDS],
     };
 
     /// The defaults with `spec`'s overrides applied (`membar=N,inval=0|1,mirror=0|1,
-    /// relmembar=0|1,chainmembar=N,cbpre=0|1,bHI_LO=V`; a key alone means `=1`).
+    /// relmembar=0|1,chainmembar=N,cbpre=0|1,latchcycle=N,bHI_LO=V`; a key alone means `=1`).
     pub fn parse(spec: &str) -> Result<Self, BadTuning<'_>> {
         let mut t = Self::DEFAULT;
         for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
@@ -70,6 +75,14 @@ impl LaunchTuning {
                 "relmembar" => t.release_membar = n != 0,
                 "chainmembar" => t.chain_membar = Some(n),
                 "cbpre" => t.cbuf_prefetch = n != 0,
+                "latchcycle" => {
+                    t.latch_cycle = Some(
+                        u32::try_from(n)
+                            .ok()
+                            .filter(|&n| n > 0)
+                            .ok_or(BadTuning(kv))?,
+                    )
+                }
                 _ => {
                     let (hi, lo) = k
                         .strip_prefix('b')
@@ -101,7 +114,7 @@ impl LaunchTuning {
 impl LaunchTuning {
     /// Sets what these choices decide in a freshly built QMD: the CTAs' membar, the cache
     /// invalidates at grid start, bank 0's prefetch (plain launches and recorded sequences
-    /// alike; a sequence then changes what chaining needs, `record.rs`).
+    /// alike; a sequence then changes what chaining needs, `finish.rs`).
     pub fn apply(&self, qmd: &mut crate::qmd::Qmd) -> Result<(), crate::qmd::QmdError> {
         let l = qmd.layout();
         qmd.set(l.cwd_membar_type, self.membar)?;

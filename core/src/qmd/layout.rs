@@ -41,6 +41,31 @@ pub struct DependentFields {
     pub prefetch: Option<QmdField>,
 }
 
+/// The fields of programmatic dependent launch (v4 and later): the earlier grid lets its
+/// dependent start before it completes and arrives at a latch when it has; the later grid's
+/// `griddepcontrol.wait` waits on that latch. CUDA 13 sets exactly these on a graph's
+/// programmatic edges on the H200 (`host/bench-results/probe/pdl_probe.cu`, run 53).
+#[derive(Clone, Copy, Debug)]
+pub struct LatchFields {
+    /// `ENABLE_PROGRAM_PRE_EXIT`: the dependent may be scheduled once every CTA has exited or
+    /// run `griddepcontrol.launch_dependents`.
+    pub enable_program_pre_exit: QmdField,
+    /// `ARRIVE_AT_LATCH_VALID`.
+    pub arrive_valid: QmdField,
+    /// `ARRIVE_AT_LATCH_ID`.
+    pub arrive_id: QmdField,
+    /// `WAIT_ON_LATCH_VALID`.
+    pub wait_valid: QmdField,
+    /// `WAIT_ON_LATCH_ID`.
+    pub wait_id: QmdField,
+    /// `LATCH_ACQUIRE_INVALIDATE_SHADER_DATA_CACHE`: the L1 data cache invalidated when the
+    /// wait returns (the grid's start invalidate comes too early for data its predecessor
+    /// writes later).
+    pub acquire_invalidate_shader_data: QmdField,
+    /// `LATCH_ACQUIRE_INVALIDATE_TEXTURE_DATA_CACHE`.
+    pub acquire_invalidate_texture_data: QmdField,
+}
+
 /// Where each field a launch needs lives in one QMD version.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
@@ -124,6 +149,8 @@ pub struct Layout {
     /// `CWD_MEMBAR_TASK_CHASING_ENABLE` (v4 and later; CUDA 13 sets it on every graph node
     /// with a successor, run 37).
     pub cwd_membar_task_chasing: Option<QmdField>,
+    /// Programmatic dependent launch (v4 and later).
+    pub latch: Option<LatchFields>,
 }
 
 impl Layout {
@@ -185,6 +212,17 @@ impl Layout {
         v.extend([d.pointer_shifted8, d.enable, d.action]);
         v.extend(d.prefetch);
         v.extend(self.cwd_membar_task_chasing);
+        if let Some(l) = self.latch {
+            v.extend([
+                l.enable_program_pre_exit,
+                l.arrive_valid,
+                l.arrive_id,
+                l.wait_valid,
+                l.wait_id,
+                l.acquire_invalidate_shader_data,
+                l.acquire_invalidate_texture_data,
+            ]);
+        }
         // v2's two release slots share `RELEASE_MEMBAR_TYPE`: list each field once.
         let mut unique: Vec<QmdField> = Vec::with_capacity(v.len());
         for f in v {

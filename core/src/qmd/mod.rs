@@ -17,7 +17,7 @@ pub mod v5;
 use alloc::vec::Vec;
 use core::fmt;
 pub use field::{QmdArray, QmdField};
-pub use layout::{DependentFields, Layout, ReleaseFields};
+pub use layout::{DependentFields, LatchFields, Layout, ReleaseFields};
 
 /// Largest QMD in words.
 pub const MAX_QMD_WORDS: usize = 96;

@@ -100,4 +100,5 @@ pub const LAYOUT: Layout = Layout {
     },
     // No CWD_MEMBAR_TASK_CHASING_ENABLE in clc5c0qmd.h.
     cwd_membar_task_chasing: None,
+    latch: None,
 };

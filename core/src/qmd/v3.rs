@@ -114,4 +114,5 @@ pub const LAYOUT: Layout = Layout {
         prefetch: Some(F::new("DEPENDENT_QMD0_PREFETCH", 516, 516)),
     },
     cwd_membar_task_chasing: None,
+    latch: None,
 };

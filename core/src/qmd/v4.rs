@@ -2,7 +2,7 @@
 //! Positions from `clcbc0qmd.h` `NVCBC0_QMDV04_00_*` (checked by `core/tests/submit_qmd_fields.rs`).
 
 use super::field::{QmdArray, QmdField as F};
-use super::{DependentFields, Layout, QmdVersion, ReleaseFields};
+use super::{DependentFields, LatchFields, Layout, QmdVersion, ReleaseFields};
 
 const fn release(i: u32, names: [&'static str; 4], base: u32) -> ReleaseFields {
     // RELEASE_*(i) control bits at 320 + 16i; RELEASE_SEMAPHOREn_* words at `base`.
@@ -113,4 +113,21 @@ pub const LAYOUT: Layout = Layout {
         prefetch: Some(F::indexed("DEPENDENT_QMD_PREFETCH", 372, 372, 0)),
     },
     cwd_membar_task_chasing: Some(F::new("CWD_MEMBAR_TASK_CHASING_ENABLE", 382, 382)),
+    latch: Some(LatchFields {
+        enable_program_pre_exit: F::new("ENABLE_PROGRAM_PRE_EXIT", 1151, 1151),
+        arrive_valid: F::new("ARRIVE_AT_LATCH_VALID", 28, 28),
+        arrive_id: F::new("ARRIVE_AT_LATCH_ID", 1503, 1472),
+        wait_valid: F::new("WAIT_ON_LATCH_VALID", 29, 29),
+        wait_id: F::new("WAIT_ON_LATCH_ID", 1535, 1504),
+        acquire_invalidate_shader_data: F::new(
+            "LATCH_ACQUIRE_INVALIDATE_SHADER_DATA_CACHE",
+            1406,
+            1406,
+        ),
+        acquire_invalidate_texture_data: F::new(
+            "LATCH_ACQUIRE_INVALIDATE_TEXTURE_DATA_CACHE",
+            1407,
+            1407,
+        ),
+    }),
 };

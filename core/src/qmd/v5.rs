@@ -2,7 +2,7 @@
 //! Positions from `clcec0qmd.h` `NVCEC0_QMDV05_00_*` (checked by `core/tests/submit_qmd_fields.rs`).
 
 use super::field::{QmdArray, QmdField as F};
-use super::{DependentFields, Layout, QmdVersion, ReleaseFields};
+use super::{DependentFields, LatchFields, Layout, QmdVersion, ReleaseFields};
 
 const fn release(i: u32, names: [&'static str; 4], base: u32) -> ReleaseFields {
     // RELEASE_*(i) control bits at 288 + 16i; RELEASE_SEMAPHOREn_* words at `base`.
@@ -113,4 +113,21 @@ pub const LAYOUT: Layout = Layout {
         prefetch: Some(F::new("DEPENDENT_QMD0_PREFETCH", 340, 340)),
     },
     cwd_membar_task_chasing: Some(F::new("CWD_MEMBAR_TASK_CHASING_ENABLE", 350, 350)),
+    latch: Some(LatchFields {
+        enable_program_pre_exit: F::new("ENABLE_PROGRAM_PRE_EXIT", 639, 639),
+        arrive_valid: F::new("ARRIVE_AT_LATCH_VALID", 730, 730),
+        arrive_id: F::new("ARRIVE_AT_LATCH_ID", 671, 640),
+        wait_valid: F::new("WAIT_ON_LATCH_VALID", 731, 731),
+        wait_id: F::new("WAIT_ON_LATCH_ID", 703, 672),
+        acquire_invalidate_shader_data: F::new(
+            "LATCH_ACQUIRE_INVALIDATE_SHADER_DATA_CACHE",
+            478,
+            478,
+        ),
+        acquire_invalidate_texture_data: F::new(
+            "LATCH_ACQUIRE_INVALIDATE_TEXTURE_DATA_CACHE",
+            479,
+            479,
+        ),
+    }),
 };

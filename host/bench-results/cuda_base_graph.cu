@@ -17,6 +17,17 @@ __global__ void empty() {}
 __global__ void store_value(unsigned long long *addr, unsigned long long value) {
   if (threadIdx.x == 0 && blockIdx.x == 0) *addr = value;
 }
+// The same two kernels written for programmatic dependent launch (as host/data/pdl_kernels.cu without
+// -DWAIT_ONLY): each lets its dependents launch, then waits for the grids before it.
+__global__ void empty_pdl() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__global__ void store_value_pdl(unsigned long long *addr, unsigned long long value) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (threadIdx.x == 0 && blockIdx.x == 0) *addr = value;
+}
 static double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 template <class F> static double median5(F f) {
   std::vector<double> v; for (int r = 0; r < 5; r++) v.push_back(f());
@@ -83,6 +94,46 @@ int main(int argc, char **argv) {
   });
   CK(upd_err);
   if (*flag != value) { fprintf(stderr, "graph with updates: the last replay stored %llu, not %llu\n", *flag, value); return 1; }
+  // graph_pdl_update_us: the same 1000 launches of the programmatic kernels above, captured with
+  // cudaLaunchAttributeProgrammaticStreamSerialization (programmatic edges: each grid may start
+  // before the one before it completes, its griddepcontrol.wait keeps the order), the last
+  // store's value set before each replay as above. For nvbare bench --programmatic.
+  cudaGraph_t g3; CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < 1000; i++) {
+    cudaLaunchConfig_t c = {}; c.gridDim = dim3(1); c.blockDim = dim3(1); c.stream = s;
+    cudaLaunchAttribute at[1]; at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1; c.attrs = at; c.numAttrs = 1;
+    if (i % 2) CK(cudaLaunchKernelEx(&c, store_value_pdl, flag, (unsigned long long)0));
+    else CK(cudaLaunchKernelEx(&c, empty_pdl));
+  }
+  CK(cudaStreamEndCapture(s, &g3));
+  size_t nn = 0; CK(cudaGraphGetNodes(g3, nullptr, &nn));
+  std::vector<cudaGraphNode_t> nodes(nn); CK(cudaGraphGetNodes(g3, nodes.data(), &nn));
+  cudaGraphNode_t pdl_store = nullptr;  // the last store_value_pdl node in the graph's order
+  for (size_t i = 0; i < nn; i++) {
+    cudaKernelNodeParams kp = {};
+    if (cudaGraphKernelNodeGetParams(nodes[i], &kp) == cudaSuccess && kp.func == (void *)store_value_pdl) pdl_store = nodes[i];
+  }
+  if (!pdl_store) { fprintf(stderr, "programmatic graph: no store_value_pdl node\n"); return 1; }
+  cudaGraphExec_t ge3; CK(cudaGraphInstantiate(&ge3, g3, 0));
+  auto update_pdl = [&]() {
+    value++;
+    unsigned long long v = value;
+    void *args[2] = {&flag, &v};
+    cudaKernelNodeParams p = {};
+    p.gridDim = dim3(1); p.blockDim = dim3(1); p.sharedMemBytes = 0;
+    p.func = (void *)store_value_pdl; p.kernelParams = args;
+    return cudaGraphExecKernelNodeSetParams(ge3, pdl_store, &p);
+  };
+  CK(update_pdl()); CK(cudaGraphLaunch(ge3, s)); CK(cudaStreamSynchronize(s));
+  double graph_pdl_update = median5([&] {
+    double t = now();
+    for (int i = 0; i < 20; i++) { cudaError_t e = update_pdl(); if (e != cudaSuccess) upd_err = e; cudaGraphLaunch(ge3, s); }
+    cudaStreamSynchronize(s);
+    return (now() - t) / (20 * 1000) * 1e6;
+  });
+  CK(upd_err);
+  if (*flag != value) { fprintf(stderr, "programmatic graph with updates: the last replay stored %llu, not %llu\n", *flag, value); return 1; }
   size_t sz = 1ull << 30; void *h, *d, *d2;
   CK(cudaMallocHost(&h, sz)); CK(cudaMalloc(&d, sz)); CK(cudaMalloc(&d2, sz));
   memset(h, 1, sz); CK(cudaMemset(d, 2, sz)); CK(cudaMemset(d2, 3, sz)); CK(cudaDeviceSynchronize());
@@ -94,7 +145,7 @@ int main(int argc, char **argv) {
   if (json) {
     printf("{\"launch_roundtrip_us\":%.3f,\"launch_async_us\":%.3f,\"launch_graph_us\":%.3f,\"h2d_GBps\":%.2f,\"d2h_GBps\":%.2f,"
            "\"d2d_GBps\":%.2f,\"alloc_free_2MiB_us\":%.2f,\"alloc_free_1GiB_us\":%.2f,"
-           "\"graph_same_us\":%.3f,\"graph_update_us\":%.3f}\n", rt, thr, graph, h2d, d2h, d2d, al2, al1g, graph_same, graph_update);
+           "\"graph_same_us\":%.3f,\"graph_update_us\":%.3f,\"graph_pdl_update_us\":%.3f}\n", rt, thr, graph, h2d, d2h, d2d, al2, al1g, graph_same, graph_update, graph_pdl_update);
   } else {
     printf("empty kernel launch + completion round trip  %8.3f us\n", rt);
     printf("empty kernel, async launches, per launch     %8.3f us\n", thr);
@@ -106,6 +157,7 @@ int main(int argc, char **argv) {
     printf("cudaMalloc+cudaFree 1 GiB                     %8.2f us\n", al1g);
     printf("1000 kernels (empty, store) graph, per kernel %8.3f us\n", graph_same);
     printf("same, one node's params set per replay, each  %8.3f us\n", graph_update);
+    printf("same, programmatic kernels and edges, each    %8.3f us\n", graph_pdl_update);
   }
   return 0;
 }

@@ -81,6 +81,14 @@
 #                        tracer (alloc_probe.cu, nvtrace.c beside the script; traces to $OUT).
 #                        PIN=CPU runs every nvbare and CUDA program of the rounds on that one CPU
 #                        (taskset), so neither is placed differently from the other.
+#   pdl                  issue 20 item 1 (runs 53, 54): programmatic dependent launch.
+#                        probe/pdl_probe (CUDA graphs of kernels that wait, with programmatic
+#                        edges: per kernel, the ordering check, the QMDs and latch IDs to
+#                        $OUT/pdl-probe.txt); nvbare bench --launch-only for each of PDL_CASES
+#                        ("KERNELS P|- TUNE|-": the committed kernels or host/data/pdl_kernels.cu
+#                        built as kernels_wait / kernels_trigger, --programmatic or not); then 3
+#                        pairs: nvbare --programmatic with kernels_trigger, nvbare's default,
+#                        cuda_base_graph (graph_update_us, graph_pdl_update_us).
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -400,6 +408,34 @@ case "$mode" in
       echo "TUNE=[$t] $(timeout 60 ./nvbare bench --launch-only --json ${t:+--tune "$t"} 2>&1)"
     done
     for r in 1 2 3; do
+      echo "== pair $r: nvbare bench --launch-only --json"; timeout 60 ./nvbare bench --launch-only --json 2>&1
+      echo "== pair $r: cuda_base_graph --json"; timeout 60 ./cuda_base_graph --json 2>&1
+    done
+    ;;
+  pdl)
+    { nvcc -O2 -arch=sm_90 -o pdl_probe pdl_probe.cu; echo "pdl_probe rc=$?"
+      nvcc -O2 -arch=sm_90 -o cuda_base_graph cuda_base_graph.cu -lcuda; echo "cuda_base_graph rc=$?"
+      nvcc -cubin -arch=sm_90 -DWAIT_ONLY -o kernels_wait.sm_90.cubin pdl_kernels.cu; echo "kernels_wait rc=$?"
+      nvcc -cubin -arch=sm_90 -o kernels_trigger.sm_90.cubin pdl_kernels.cu; echo "kernels_trigger rc=$?"
+    } > nvcc.log 2>&1
+    cat nvcc.log
+    echo "== pdl_probe (full output: pdl-probe.txt)"
+    timeout 180 ./pdl_probe > "$OUT/pdl-probe.txt" 2>&1; echo "rc=$?"
+    grep -v "^  " "$OUT/pdl-probe.txt" | head -40
+    # KERNELS (committed, or a pdl_kernels.cu build), PROGRAMMATIC (--programmatic), TUNE.
+    for c in ${PDL_CASES:-"committed - -" "committed p -" "kernels_wait - -" "kernels_wait p -" "kernels_trigger - -" \
+             "kernels_trigger p -" "kernels_trigger p latchcycle=2" "kernels_wait p b1150=1" "kernels_trigger p b1150=1" \
+             "kernels_trigger p chainmembar=0"}; do
+      read -r k pm t <<< "$c"
+      args=(bench --launch-only --json)
+      [ "$k" = committed ] || args+=(--kernels "$k.sm_90.cubin")
+      [ "$pm" = p ] && args+=(--programmatic)
+      [ "$t" = - ] || args+=(--tune "$t")
+      echo "CASE=[$c] $(timeout 60 ./nvbare "${args[@]}" 2>&1)"
+    done
+    for r in 1 2 3; do
+      echo "== pair $r: nvbare bench --launch-only --json --kernels kernels_trigger.sm_90.cubin --programmatic"
+      timeout 60 ./nvbare bench --launch-only --json --kernels kernels_trigger.sm_90.cubin --programmatic 2>&1
       echo "== pair $r: nvbare bench --launch-only --json"; timeout 60 ./nvbare bench --launch-only --json 2>&1
       echo "== pair $r: cuda_base_graph --json"; timeout 60 ./cuda_base_graph --json 2>&1
     done

@@ -15,6 +15,18 @@ pub const BENCH_CUBIN: &[u8] = include_bytes!("../data/bench_kernels.sm_90.cubin
 /// The benchmark kernels built for sm_100 (GB10x), from the same source.
 pub const BENCH_CUBIN_SM100: &[u8] = include_bytes!("../data/bench_kernels.sm_100.cubin");
 
+/// `nvbare bench --programmatic`'s kernels (`host/data/pdl_kernels.cu`: `empty_kernel`,
+/// `vector_add` and `store_value` that wait for their predecessors) for a GPU of SM version
+/// `sm`: built for sm_90 and sm_100; another SM gets sm_90's, whose loading is then refused
+/// with both SMs named (`NVB-E103`).
+pub fn programmatic_kernels_for(sm: u32) -> &'static [u8] {
+    if sm == 100 {
+        include_bytes!("../data/pdl_kernels.sm_100.cubin")
+    } else {
+        include_bytes!("../data/pdl_kernels.sm_90.cubin")
+    }
+}
+
 /// The committed cubin with `empty_kernel`, `vector_add` and `store_value` for a GPU of SM
 /// version `sm`, and its path in the repository: the test kernels of
 /// [`nvbare_test_kernels::for_sm`], the table every user shares. An SM without committed
@@ -118,6 +130,14 @@ pub(crate) fn check<E: std::error::Error + 'static>(
 /// `--d2d-shape`, or their `NVBARE_D2D_KERNEL` / `NVBARE_D2D` environment forms).
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// A cubin to take `empty_kernel`, `store_value` and `vector_add` from, instead of
+    /// [`kernels_for`] the GPU's SM, or [`programmatic_kernels_for`] it with `programmatic`
+    /// (`nvbare bench --kernels`).
+    pub kernels: Option<Vec<u8>>,
+    /// Record the replay and ordering figures' launches as programmatic dependent launches
+    /// ([`nvbare_core::gpu::Recording::launch_programmatic`]; `nvbare bench --programmatic`),
+    /// for kernels that wait for their predecessors themselves.
+    pub programmatic: bool,
     /// Only the launch figures.
     pub launch_only: bool,
     /// Fewer and smaller repetitions (figures for a smoke test, not for comparing).
@@ -133,6 +153,8 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Self {
+            kernels: None,
+            programmatic: false,
             launch_only: false,
             quick: false,
             d2d_kernel: "copy_flat".into(),
@@ -200,7 +222,12 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
     let started = Instant::now();
     let stop = (opts.stop, started);
     let counts = Counts::of(opts.quick);
-    let empty = gpu.load(kernels_for(gpu.sm()), "empty_kernel")?;
+    let cubin = match (&opts.kernels, opts.programmatic) {
+        (Some(k), _) => k.as_slice(),
+        (None, true) => programmatic_kernels_for(gpu.sm()),
+        (None, false) => kernels_for(gpu.sm()),
+    };
+    let empty = gpu.load(cubin, "empty_kernel")?;
     let d2d_kernel = opts.d2d_kernel.as_str();
     // Warm up for half a second of back-to-back launches, so the GPU has left its
     // idle clocks before anything is timed (cuda_base, run right after, inherits
@@ -241,10 +268,16 @@ pub fn run<B: Backend>(gpu: &mut Gpu<B>, opts: &Options) -> Result<Figures, Benc
         gpu.wait(v)?;
         Ok(t.elapsed().as_secs_f64() / f64::from(counts.batch) * 1e6)
     })?;
-    f.replay_us = replay::per_kernel(gpu, &empty, counts.batch, true, stop)?;
-    f.replay_unordered_us = replay::per_kernel(gpu, &empty, counts.batch, false, stop)?;
-    f.replay_order_errors = replay::order_errors(gpu, true)?;
-    f.replay_unordered_order_errors = replay::order_errors(gpu, false)?;
+    let pdl = opts.programmatic;
+    f.replay_us = replay::per_kernel(gpu, cubin, &empty, counts.batch, true, pdl, stop)?;
+    f.replay_unordered_us = replay::per_kernel(gpu, cubin, &empty, counts.batch, false, pdl, stop)?;
+    let n = if opts.quick {
+        replay::ORDER_ELEMENTS_QUICK
+    } else {
+        replay::ORDER_ELEMENTS
+    };
+    f.replay_order_errors = replay::order_errors(gpu, cubin, true, pdl, n)?;
+    f.replay_unordered_order_errors = replay::order_errors(gpu, cubin, false, pdl, n)?;
     gpu.unload(empty)?;
     let rerings =
         |gpu: &Gpu<B>| gpu.doorbell_rerings(Engine::Compute) + gpu.doorbell_rerings(Engine::Copy);

@@ -231,6 +231,26 @@ fn bench_quick_on_the_simulator() {
         "launch figures only:\n{}",
         r.both()
     );
+    // Programmatic dependent launch with host/data/pdl_kernels.cu's kernels: the sequence's
+    // grids are still in order (the simulator runs each to completion; the QMD fields are
+    // shown on the H200, BENCHMARKS.md runs 53-55).
+    let r = run(nvbare(
+        Some(&fw),
+        &[
+            "bench",
+            "--backend",
+            "sim",
+            "--quick",
+            "--launch-only",
+            "--json",
+            "--programmatic",
+        ],
+    ));
+    r.succeeded();
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.both()));
+    assert!(v["replay_us"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["replay_order_errors"].as_u64(), Some(0), "{v}");
     let Some(fw) = firmware("gb202") else { return };
     let r = run(nvbare(
         Some(&fw),

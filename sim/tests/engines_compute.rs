@@ -484,6 +484,8 @@ fn the_kernel_table_matches_the_committed_cubins() {
     let bench_kernels = [
         ("host/data/bench_kernels.sm_90.cubin", "sm_90".to_string()),
         ("host/data/bench_kernels.sm_100.cubin", "sm_100".to_string()),
+        ("host/data/pdl_kernels.sm_90.cubin", "sm_90".to_string()),
+        ("host/data/pdl_kernels.sm_100.cubin", "sm_100".to_string()),
     ];
     for (path, sm) in test_kernels.chain(bench_kernels) {
         let c = Cubin::load(path);

@@ -71,7 +71,7 @@ error_codes! {
     LAUNCH "NVB-E012" "the launch does not fit the kernel or the GPU"
         "Use a grid, block and --shared within the limits the message names.";
     TUNE "NVB-E013" "--tune (NVBARE_TUNE) is not understood"
-        "Give membar=N,inval=0|1,mirror=0|1,relmembar=0|1,chainmembar=N,cbpre=0|1,bHI_LO=V, or unset NVBARE_TUNE.";
+        "Give membar=N,inval=0|1,mirror=0|1,relmembar=0|1,chainmembar=N,cbpre=0|1,latchcycle=N,bHI_LO=V, or unset NVBARE_TUNE.";
     DEVICE "NVB-E014" "--device is not what the backend takes"
         "With --backend nvk give a GPU index (0, 1, ...); nvidia-smi lists them in this order.";
     INTERRUPTED "NVB-E015" "interrupted (Ctrl-C)"

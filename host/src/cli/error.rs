@@ -81,7 +81,7 @@ pub enum CliError {
     /// `--tune` / `NVBARE_TUNE` names an unknown override.
     #[error(
         "--tune {spec:?}: not membar=N, inval=0|1, mirror=0|1, relmembar=0|1, chainmembar=N, \
-         cbpre=0|1 or bHI_LO=V (NVBARE_TUNE, when set, gives --tune's default)"
+         cbpre=0|1, latchcycle=N or bHI_LO=V (NVBARE_TUNE, when set, gives --tune's default)"
     )]
     Tune {
         /// The part not understood.

@@ -82,7 +82,7 @@ pub struct GpuArgs {
     /// ~/.cache/nvbare/firmware]; missing files are fetched into it.
     #[arg(long, value_name = "DIR")]
     pub firmware_dir: Option<PathBuf>,
-    /// Launch tunings for measuring: membar=N,inval=0|1,mirror=0|1,relmembar=0|1,chainmembar=N,cbpre=0|1,bHI_LO=V (raw QMD bits).
+    /// Launch tunings for measuring: membar=N,inval=0|1,mirror=0|1,relmembar=0|1,chainmembar=N,cbpre=0|1,latchcycle=N,bHI_LO=V (raw QMD bits).
     #[arg(long, env = "NVBARE_TUNE", default_value = "")]
     pub tune: String,
     /// The asynchronous copy engine (COPYn) tried first for the copy channel (a measuring

@@ -35,6 +35,8 @@ Environment:
   NVBARE_TUNE           default of --tune (info, run, bench)
   NVBARE_D2D_KERNEL     default of bench --d2d-kernel
   NVBARE_D2D            default of bench --d2d-shape
+  NVBARE_BENCH_KERNELS  default of bench --kernels
+  NVBARE_BENCH_PROGRAMMATIC  bench --programmatic when set (true)
   NVBARE_COPY_ENGINE    default of --copy-engine (the copy engine tried first)
   NVBARE_ALLOC          --backend nvk: rmmap=0|1,huge2m=0|1,rmattrs=0|1, how fresh video memory is mapped
   NVBARE_CE_START_AT    bench --ce-study: start the timed copies at this Unix time (ms)

@@ -161,6 +161,17 @@ pub struct BenchArgs {
     /// several launch shapes (64 MiB with --quick).
     #[arg(long, conflicts_with_all = ["study", "launch_only", "pipeline", "json"])]
     pub ce_study: bool,
+    /// The cubin whose `empty_kernel`, `store_value` and `vector_add` the launch, replay and
+    /// ordering figures launch, instead of the committed test kernels for the GPU's SM (to
+    /// measure other builds of the same kernels).
+    #[arg(long, env = "NVBARE_BENCH_KERNELS", value_name = "CUBIN")]
+    pub kernels: Option<std::path::PathBuf>,
+    /// Record the replay and ordering figures' launches as programmatic dependent launches,
+    /// with kernels that wait for their predecessors themselves (`griddepcontrol.wait`):
+    /// host/data/pdl_kernels.cu's, unless --kernels gives others (which must wait too, or the
+    /// ordering check fails); sm_90 and sm_100.
+    #[arg(long, env = "NVBARE_BENCH_PROGRAMMATIC")]
+    pub programmatic: bool,
     /// The SM kernel of the device-to-device copy (a kernel of host/data/bench_kernels.cu).
     #[arg(long, env = "NVBARE_D2D_KERNEL", default_value = "copy_flat")]
     pub d2d_kernel: String,
@@ -217,7 +228,13 @@ impl GpuTask for Bench<'_> {
                 })
                 .or_else(stopped);
         }
+        let kernels = match &a.kernels {
+            Some(path) => Some(run::read("benchmark kernels", path)?),
+            None => None,
+        };
         let opts = bench::Options {
+            kernels,
+            programmatic: a.programmatic,
             launch_only: a.launch_only,
             quick: a.quick,
             d2d_kernel: a.d2d_kernel.clone(),

@@ -159,7 +159,7 @@ pub struct RunPlan {
     pub warnings: Vec<String>,
 }
 
-fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, CliError> {
+pub(crate) fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, CliError> {
     std::fs::read(path).map_err(|source| CliError::Read {
         what,
         path: path.to_owned(),

@@ -223,4 +223,25 @@ pub const KNOWN: &[Known] = &[
         Model::StoreValue,
     ),
     known("vector_add", "sm_75", 0x0d687486447cba3e, Model::VectorAdd),
+    // `host/data/pdl_kernels.sm_90.cubin` and `.sm_100.cubin` (`bench --programmatic`): the
+    // same work after `griddepcontrol.launch_dependents` and `griddepcontrol.wait`. The
+    // simulator runs each grid to completion before the next starts, so no prerequisite grid
+    // is ever in flight and the wait returns at once (PTX ISA, `griddepcontrol`): the models
+    // of the plain kernels are exact.
+    known("empty_kernel", "sm_90", 0x45c945f1c75d5a8e, Model::Nothing),
+    known(
+        "store_value",
+        "sm_90",
+        0xb7fcf0d7dccac2c3,
+        Model::StoreValue,
+    ),
+    known("vector_add", "sm_90", 0x0f511f8182e3ca13, Model::VectorAdd),
+    known("empty_kernel", "sm_100", 0xb9a112b8ee02a611, Model::Nothing),
+    known(
+        "store_value",
+        "sm_100",
+        0x97f44c4dddd35e61,
+        Model::StoreValue,
+    ),
+    known("vector_add", "sm_100", 0x5f98b5417b543171, Model::VectorAdd),
 ];

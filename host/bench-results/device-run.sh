@@ -81,14 +81,13 @@
 #                        tracer (alloc_probe.cu, nvtrace.c beside the script; traces to $OUT).
 #                        PIN=CPU runs every nvbare and CUDA program of the rounds on that one CPU
 #                        (taskset), so neither is placed differently from the other.
-#   pdl                  issue 20 item 1 (runs 53, 54): programmatic dependent launch.
+#   pdl [N]              issue 20 item 1 (runs 53-56): programmatic dependent launch.
 #                        probe/pdl_probe (CUDA graphs of kernels that wait, with programmatic
 #                        edges: per kernel, the ordering check, the QMDs and latch IDs to
 #                        $OUT/pdl-probe.txt); nvbare bench --launch-only for each of PDL_CASES
-#                        ("KERNELS P|- TUNE|-": the committed kernels or host/data/pdl_kernels.cu
-#                        built as kernels_wait / kernels_trigger, --programmatic or not); then 3
-#                        pairs: nvbare --programmatic with kernels_trigger, nvbare's default,
-#                        cuda_base_graph (graph_update_us, graph_pdl_update_us).
+#                        ("KERNELS P|- TUNE|-", see below); then N (3) triples: nvbare
+#                        --programmatic, nvbare's default, cuda_base_graph (graph_update_us,
+#                        graph_pdl_update_us). kernels.sm_90.cubin must be beside the script.
 #   probe                the CUDA-side research probes: the study, a D2D sweep, d2d_probe, then
 #                        d2d_probe again under the nvtrace ioctl tracer (trace to $OUT).
 set -u
@@ -422,20 +421,21 @@ case "$mode" in
     echo "== pdl_probe (full output: pdl-probe.txt)"
     timeout 180 ./pdl_probe > "$OUT/pdl-probe.txt" 2>&1; echo "rc=$?"
     grep -v "^  " "$OUT/pdl-probe.txt" | head -40
-    # KERNELS (committed, or a pdl_kernels.cu build), PROGRAMMATIC (--programmatic), TUNE.
-    for c in ${PDL_CASES:-"committed - -" "committed p -" "kernels_wait - -" "kernels_wait p -" "kernels_trigger - -" \
-             "kernels_trigger p -" "kernels_trigger p latchcycle=2" "kernels_wait p b1150=1" "kernels_trigger p b1150=1" \
-             "kernels_trigger p chainmembar=0"}; do
+    # KERNELS (default: the committed ones, host/data/pdl_kernels.cu's with --programmatic;
+    # test: kernels.sm_90.cubin, which do not wait; or a pdl_kernels.cu build from above),
+    # PROGRAMMATIC (p: --programmatic), TUNE.
+    for c in ${PDL_CASES:-"default - -" "default p -" "test p -" "kernels_wait p -" "kernels_trigger p -" \
+             "default p chainmembar=0" "default p b1150=1"}; do
       read -r k pm t <<< "$c"
       args=(bench --launch-only --json)
-      [ "$k" = committed ] || args+=(--kernels "$k.sm_90.cubin")
+      case "$k" in default) ;; test) args+=(--kernels kernels.sm_90.cubin) ;; *) args+=(--kernels "$k.sm_90.cubin") ;; esac
       [ "$pm" = p ] && args+=(--programmatic)
       [ "$t" = - ] || args+=(--tune "$t")
       echo "CASE=[$c] $(timeout 60 ./nvbare "${args[@]}" 2>&1)"
     done
-    for r in 1 2 3; do
-      echo "== pair $r: nvbare bench --launch-only --json --kernels kernels_trigger.sm_90.cubin --programmatic"
-      timeout 60 ./nvbare bench --launch-only --json --kernels kernels_trigger.sm_90.cubin --programmatic 2>&1
+    for r in $(seq "${1:-3}"); do
+      echo "== pair $r: nvbare bench --launch-only --json --programmatic"
+      timeout 60 ./nvbare bench --launch-only --json --programmatic 2>&1
       echo "== pair $r: nvbare bench --launch-only --json"; timeout 60 ./nvbare bench --launch-only --json 2>&1
       echo "== pair $r: cuda_base_graph --json"; timeout 60 ./cuda_base_graph --json 2>&1
     done

@@ -142,7 +142,11 @@ pub(super) struct Parts<M> {
 ///   after the one recorded before it has finished (launches chained as dependent QMDs, queue
 ///   switches through a signal and a wait); one made with
 ///   [`Recording::concurrent`](super::Recording::concurrent) orders only what its signals and
-///   waits say.
+///   waits say. A launch recorded with
+///   [`Recording::launch_programmatic`](super::Recording::launch_programmatic) may start
+///   before the one before it has finished; its kernel's `griddepcontrol.wait` returns only
+///   once that one has, with its writes visible (so order holds up to what the kernel does
+///   before its wait).
 /// - **Patches.** A patch is kept on the CPU and written by the next replay once the previous
 ///   replay of the same sequence has finished, so a replay in flight never sees it.
 /// - **Visibility.** Each grid sees every earlier grid's and copy's writes (chained grids end

@@ -115,7 +115,7 @@ fn order_shifts(n: usize) -> [usize; 2] {
 /// Two buffers of `n` + the longer shift floats start at 0, from `n` on at 1 (never
 /// written); the grids take turns, `y[j] += x[j + s]`, then `x[j] += y[j + s']`, for `j`
 /// below `n` ([`ORDER_ELEMENTS`] or [`ORDER_ELEMENTS_QUICK`]), with the shifts of
-/// [`order_shifts`]. So each grid's first CTAs
+/// `order_shifts`. So each grid's first CTAs
 /// read what later CTAs of the grid before it wrote, and the values grow every step: a grid
 /// that starts early, even one whose CTAs each start after the same-numbered CTA before them
 /// (programmatic dependent launch without the wait), reads a stale value. The result is compared with the

@@ -35,6 +35,8 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, Ordering};
 
+#[cfg(doc)]
+use super::{Gpu, replay::Sequence};
 use super::{Kernel, LaunchConfig, queue_index};
 use crate::copy;
 use crate::launch::LaunchError;
